@@ -1,0 +1,29 @@
+"""numcodecs_ext: array codecs for zarr and numcodecs.
+
+``transpose``, ``scale_offset``, ``cast_value`` and ``zfp`` as numcodecs codecs (zarr v2 filters,
+standalone encode/decode) and zarr v3 codecs (spec names and ``numcodecs.<id>`` adapter names).
+Importing the package registers every codec with numcodecs and zarr; the entry points in the
+``numcodecs.codecs`` and ``zarr.codecs`` groups make that unnecessary in practice.
+
+Examples
+--------
+>>> import numcodecs, numcodecs_ext
+>>> numcodecs.get_codec({"id": "transpose", "order": [1, 0]})
+Transpose(order=[1, 0])
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from ._registry import register_all
+from .codecs.transpose import Transpose
+
+try:
+    __version__ = version("numcodecs_ext")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = ["Transpose", "__version__"]
+
+register_all()

@@ -1,0 +1,60 @@
+"""Registration with numcodecs and zarr, in one place.
+
+Entry points (``numcodecs.codecs``, ``zarr.codecs``) let both libraries find every codec without
+importing numcodecs_ext; :func:`register_all` does the same explicitly when the package is
+imported, so a codec constructed in code is usable at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numcodecs
+
+#: numcodecs id -> "module:Class" of the numcodecs codec.
+NUMCODECS: dict[str, str] = {
+    "transpose": "numcodecs_ext.codecs.transpose:Transpose",
+}
+
+#: zarr v3 codec name -> "module:Class" of our implementation.
+ZARR: dict[str, str] = {
+    "transpose": "numcodecs_ext.zarr3.transpose:Transpose",
+    "numcodecs.transpose": "numcodecs_ext.zarr3.transpose:NumcodecsTranspose",
+}
+
+#: Names that zarr also implements itself, and whose implementation zarr uses unless configured.
+#: ``transpose`` is pinned to zarr's own class by zarr's default config; nothing to do for it.
+ZARR_DEFAULTS: dict[str, str] = {}
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def register_numcodecs() -> None:
+    """Register every numcodecs codec class under its id (and aliases)."""
+    for codec_id, path in NUMCODECS.items():
+        cls = _load(path)
+        if numcodecs.registry.codec_registry.get(codec_id) is not cls:
+            numcodecs.register_codec(cls, codec_id=codec_id)
+
+
+def register_zarr() -> None:
+    """Register the zarr v3 classes with zarr's codec registry and pin defaults where needed."""
+    try:
+        from zarr.core.config import config
+        from zarr.registry import fully_qualified_name, register_codec
+    except ImportError:  # pragma: no cover - zarr is a dependency; stay importable without it
+        return
+    for name, path in ZARR.items():
+        register_codec(name, _load(path))
+    for name, path in ZARR_DEFAULTS.items():
+        if config.get(f"codecs.{name}", None) is None:
+            config.set({f"codecs.{name}": fully_qualified_name(_load(path))})
+
+
+def register_all() -> None:
+    register_numcodecs()
+    register_zarr()

@@ -1,0 +1,1 @@
+"""numcodecs codec classes: thin layers over :mod:`numcodecs_ext.core`."""

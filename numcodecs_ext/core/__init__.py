@@ -1,0 +1,1 @@
+"""The numeric core: pure functions on numpy arrays, independent of numcodecs and zarr."""

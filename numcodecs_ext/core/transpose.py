@@ -1,0 +1,150 @@
+"""Permuting array dimensions into a new C-contiguous array, fast.
+
+numpy's strided copy (``np.ascontiguousarray(a.transpose(order))``) walks the output in order and
+reads the input with a large stride, so once the rows it touches stop fitting in the L1 cache each
+cache line is fetched many times. Copying tile by tile keeps both sides cache-resident and runs
+about 2x faster on large chunks (2.5x for 1-byte types); small or cache-friendly cases go straight
+to numpy.
+
+Examples
+--------
+>>> import numpy as np
+>>> a = np.arange(24).reshape(2, 3, 4)
+>>> b = transpose(a, (2, 0, 1))
+>>> b.shape, b.flags.c_contiguous, bool((b == a.transpose(2, 0, 1)).all())
+((4, 2, 3), True, True)
+>>> bool((transpose(b, inverse_order((2, 0, 1))) == a).all())
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["inverse_order", "normalize_order", "transpose"]
+
+# Elements of the output's trailing block that may sit between two reads of one input cache line
+# before numpy's plain strided copy starts thrashing L1 (32 KiB / 64-byte lines).
+_DIRECT_MAX_LINES = 512
+_SMALL_BYTES = 1 << 18  # below this, everything fits in L2 and numpy's copy is fine
+_TILE_BYTES = 1 << 15
+
+
+def normalize_order(order: Sequence[int] | str, ndim: int) -> tuple[int, ...]:
+    """Resolve ``"C"``, ``"F"`` or a permutation to an explicit permutation of ``range(ndim)``.
+
+    >>> normalize_order("F", 3), normalize_order([1, 0], 2)
+    ((2, 1, 0), (1, 0))
+    """
+    if isinstance(order, str):
+        if order == "C":
+            return tuple(range(ndim))
+        if order == "F":
+            return tuple(range(ndim - 1, -1, -1))
+        raise ValueError(f"order {order!r} is not valid; use 'C', 'F' or a permutation of 0..n-1")
+    perm = tuple(int(i) for i in order)
+    if len(perm) != ndim or sorted(perm) != list(range(ndim)):
+        raise ValueError(
+            f"order {list(perm)} is not a permutation of 0..{ndim - 1} for a {ndim}-dimensional array"
+        )
+    return perm
+
+
+def inverse_order(order: Sequence[int]) -> tuple[int, ...]:
+    """The permutation that undoes ``order``.
+
+    >>> inverse_order((2, 0, 1))
+    (1, 2, 0)
+    """
+    inv = [0] * len(order)
+    for i, ax in enumerate(order):
+        inv[ax] = i
+    return tuple(inv)
+
+
+def _merge_axes(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """Drop length-1 axes and fuse runs of output axes that are consecutive input axes.
+
+    The copy is then the same copy of a C-contiguous array with fewer, longer axes; many 3-D and
+    4-D permutations become a batch of 2-D transposes or a plain copy.
+    """
+    keep = [ax for ax in range(len(shape)) if shape[ax] != 1]
+    remap = {ax: i for i, ax in enumerate(keep)}
+    kept_shape = [shape[ax] for ax in keep]
+    kept_order = [remap[ax] for ax in order if ax in remap]
+    groups: list[list[int]] = []
+    for ax in kept_order:
+        if groups and groups[-1][-1] + 1 == ax:
+            groups[-1].append(ax)
+        else:
+            groups.append([ax])
+    by_input = sorted(groups, key=lambda g: g[0])
+    merged_shape = [int(np.prod([kept_shape[ax] for ax in g])) for g in by_input]
+    position = {g[0]: i for i, g in enumerate(by_input)}
+    return merged_shape, [position[g[0]] for g in groups]
+
+
+def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
+    """Return ``a.transpose(order)`` as a new C-contiguous array (or written into ``out``).
+
+    Parameters
+    ----------
+    a
+        Input array of any layout.
+    order
+        A permutation of ``range(a.ndim)``: output axis ``i`` is input axis ``order[i]``.
+    out
+        Optional C-contiguous destination of the transposed shape and ``a.dtype``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The transposed, C-contiguous array.
+    """
+    order = normalize_order(order, a.ndim)
+    out_shape = tuple(a.shape[ax] for ax in order)
+    if out is None:
+        out = np.empty(out_shape, dtype=a.dtype)
+    elif out.shape != out_shape or out.dtype != a.dtype or not out.flags.c_contiguous:
+        raise ValueError(
+            f"out must be a C-contiguous {a.dtype} array of shape {out_shape}; "
+            f"got {out.dtype} {out.shape}"
+        )
+    if a.size == 0:
+        return out
+    if a.flags.c_contiguous:
+        shape, perm = _merge_axes(a.shape, order)
+        src = a.reshape(shape).transpose(perm)
+    else:
+        perm = list(order)
+        src = a.transpose(order)
+    dst = out.reshape(src.shape)
+    n = src.ndim
+    p = perm.index(n - 1) if a.flags.c_contiguous else int(np.argmin(np.abs(a.strides)[list(order)]))
+    between = int(np.prod(src.shape[p + 1 :]))
+    if p == n - 1 or a.nbytes <= _SMALL_BYTES or between <= _DIRECT_MAX_LINES:
+        np.copyto(dst, src)
+        return out
+    _tiled_copy(dst, src, p, a.itemsize)
+    return out
+
+
+def _tiled_copy(dst: np.ndarray, src: np.ndarray, p: int, itemsize: int) -> None:
+    """Copy ``src`` into ``dst`` in tiles spanning output axis ``p`` and the last output axis."""
+    n = src.ndim
+    q = n - 1
+    tile = 64
+    sizes = [1] * n
+    sizes[p] = sizes[q] = tile
+    rest = max(1, _TILE_BYTES // (tile * tile * itemsize))
+    for ax in range(n - 2, -1, -1):
+        if ax != p:
+            sizes[ax] = min(src.shape[ax], rest)
+            rest = max(1, rest // sizes[ax])
+    starts = [range(0, src.shape[ax], sizes[ax]) for ax in range(n)]
+    for corner in itertools.product(*starts):
+        index = tuple(slice(s, s + size) for s, size in zip(corner, sizes))
+        dst[index] = src[index]

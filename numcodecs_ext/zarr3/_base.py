@@ -1,0 +1,205 @@
+"""Generic zarr v3 codec classes over numcodecs_ext's numcodecs codecs.
+
+Each codec of the collection appears in zarr v3 twice:
+
+* under its spec name (``transpose``, ``scale_offset``, ``zfp`` …), with the spec's configuration;
+* under zarr's numcodecs adapter name ``numcodecs.<id>``, with the numcodecs configuration (the
+  same JSON shape that zarr's own adapter writes), so arrays written through the adapter by other
+  tools read here and vice versa.
+
+Unlike zarr's adapter, these classes carry the chunk spec through the codec: the dtype, shape and
+fill value that the next codec sees come from the codec's ``resolve_spec``. Work runs in a worker
+thread (``asyncio.to_thread``) so zarr encodes chunks in parallel wherever the core releases the
+GIL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
+from zarr.core.array_spec import ArraySpec
+from zarr.core.dtype import get_data_type_from_native_dtype
+
+from ..codecs._base import ExtCodec
+
+__all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
+
+ADAPTER_PREFIX = "numcodecs."
+
+
+def zarr_dtype(dtype: np.dtype) -> Any:
+    """zarr's ZDType for a numpy dtype."""
+    return get_data_type_from_native_dtype(dtype)
+
+
+def _native(spec: ArraySpec) -> np.dtype:
+    return np.dtype(spec.dtype.to_native_dtype()).newbyteorder("=")
+
+
+class _V3Common:
+    """Shared behaviour; concrete classes are frozen dataclasses with fields ``codec`` and ``name``."""
+
+    numcodecs_class: ClassVar[type[ExtCodec]]
+    #: Names this class reads; the first is the one it writes unless the user chose another.
+    spec_names: ClassVar[tuple[str, ...]]
+    is_fixed_size: ClassVar[bool] = True
+
+    codec: ExtCodec
+    name: str
+
+    def __init__(self, *, codec: ExtCodec | None = None, name: str | None = None, **configuration: Any) -> None:
+        if codec is None:
+            codec = self._codec_from_configuration(configuration)
+        elif configuration:
+            raise TypeError("pass either codec= or configuration keywords, not both")
+        if not isinstance(codec, self.numcodecs_class):
+            raise TypeError(f"codec must be a {self.numcodecs_class.__name__}, got {type(codec).__name__}")
+        name = self._default_name() if name is None else name
+        if name not in self._names():
+            raise ValueError(f"codec name {name!r} is not one of {', '.join(self._names())}")
+        object.__setattr__(self, "codec", codec)
+        object.__setattr__(self, "name", name)
+
+    # --- naming and JSON ------------------------------------------------------------------
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return cls.spec_names
+
+    @classmethod
+    def _default_name(cls) -> str:
+        return cls._names()[0]
+
+    @classmethod
+    def _codec_from_configuration(cls, configuration: dict[str, Any]) -> ExtCodec:
+        return cls.numcodecs_class.from_v3_configuration(configuration)  # type: ignore[attr-defined,no-any-return]
+
+    def _configuration(self) -> dict[str, Any]:
+        return self.codec.v3_configuration()  # type: ignore[attr-defined,no-any-return]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        name = data.get("name")
+        if name not in cls._names():
+            raise ValueError(f"expected a codec named {' or '.join(map(repr, cls._names()))}, got {name!r}")
+        unknown = sorted(set(data) - {"name", "configuration"})
+        if unknown:
+            raise ValueError(f"codec {name!r}: unexpected member(s) {unknown} next to name/configuration")
+        configuration = data.get("configuration", {})
+        if not isinstance(configuration, dict):
+            raise TypeError(f"codec {name!r}: configuration must be a JSON object, got {configuration!r}")
+        return cls(codec=cls._codec_from_configuration(configuration), name=name)
+
+    def to_dict(self) -> dict[str, Any]:
+        configuration = self._configuration()
+        if not configuration:
+            return {"name": self.name}
+        return {"name": self.name, "configuration": configuration}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, codec={self.codec!r})"
+
+    # --- zarr's codec protocol -------------------------------------------------------------
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
+        bind = getattr(self.codec, "bind", None)
+        if bind is None:
+            return self
+        bound = bind(array_spec.shape, _native(array_spec))
+        return self if bound is self.codec else type(self)(codec=bound, name=self.name)
+
+    def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        # Checks against the codec's own input dtype happen in resolve_metadata: zarr < 3.2 passes
+        # the array's dtype here, not the dtype this codec receives after earlier codecs.
+        return None
+
+    def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
+        shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
+            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value
+        )
+        zdtype = chunk_spec.dtype if dtype == _native(chunk_spec) else zarr_dtype(dtype)
+        return ArraySpec(
+            shape=shape,
+            dtype=zdtype,
+            fill_value=fill,
+            config=chunk_spec.config,
+            prototype=chunk_spec.prototype,
+        )
+
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
+        encoded = self.resolve_metadata(chunk_spec)
+        return input_byte_length // max(1, _native(chunk_spec).itemsize) * _native(encoded).itemsize
+
+
+class AdapterMixin:
+    """Name and JSON as zarr's numcodecs adapter writes them: ``numcodecs.<id>`` + numcodecs config."""
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        ncls = cls.numcodecs_class  # type: ignore[attr-defined]
+        return tuple(ADAPTER_PREFIX + i for i in (ncls.codec_id, *getattr(ncls, "codec_aliases", ())))
+
+    @classmethod
+    def _codec_from_configuration(cls, configuration: dict[str, Any]) -> ExtCodec:
+        return cls.numcodecs_class.from_config(configuration)  # type: ignore[attr-defined,no-any-return]
+
+    def _configuration(self) -> dict[str, Any]:
+        config = self.codec.get_config()  # type: ignore[attr-defined]
+        config.pop("id", None)
+        return config  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class ArrayArrayV3(_V3Common, ArrayArrayCodec):
+    """An array -> array codec; the numcodecs codec provides ``encode_chunk``/``decode_chunk``."""
+
+    codec: ExtCodec = field()
+    name: str = field()
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        encoded = self.codec.encode_chunk(chunk_array.as_ndarray_like())  # type: ignore[attr-defined]
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(encoded)
+
+    def _decode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
+            chunk_array.as_ndarray_like(), tuple(chunk_spec.shape), _native(chunk_spec)
+        )
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
+
+    async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+
+    async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class ArrayBytesV3(_V3Common, ArrayBytesCodec):
+    """An array -> bytes codec; ``encode_chunk`` returns bytes-like, ``decode_chunk`` an array."""
+
+    codec: ExtCodec = field()
+    name: str = field()
+    is_fixed_size: ClassVar[bool] = False
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        encoded = self.codec.encode_chunk(chunk_array.as_ndarray_like())  # type: ignore[attr-defined]
+        return chunk_spec.prototype.buffer.from_array_like(
+            np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray) else encoded.reshape(-1).view(np.uint8)
+        )
+
+    def _decode_sync(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
+        decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
+            chunk_bytes.as_array_like(), tuple(chunk_spec.shape), _native(chunk_spec)
+        )
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
+
+    async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
+        return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
+
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
+        raise NotImplementedError  # variable-size output
