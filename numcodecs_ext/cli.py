@@ -1,0 +1,189 @@
+"""The ``numcodecs-ext`` command: a demonstration on an embedded sample, and ``info``.
+
+``numcodecs-ext`` (or ``python -m numcodecs_ext``) writes a synthetic 3-D temperature field with a
+NaN land mask through every available codec pipeline into a zarr v3 store, reads it back, checks
+the result and prints compression ratio, maximum absolute error and encode/decode speed.
+``numcodecs-ext info`` lists the registered codecs and library versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def sample_field(shape: tuple[int, int, int] = (24, 181, 360), seed: int = 0) -> np.ndarray:
+    """A realistic air-temperature-like field in kelvin: (time, lat, lon), NaN over land.
+
+    Smooth latitude gradient, a seasonal cycle, travelling waves and a little noise, with a fixed
+    land mask of NaN values (as ocean-only variables have).
+
+    >>> a = sample_field((2, 19, 36))
+    >>> a.shape, a.dtype, bool(np.isnan(a).any()), bool(200 < np.nanmin(a) < np.nanmax(a) < 320)
+    ((2, 19, 36), dtype('float64'), True, True)
+    """
+    nt, ny, nx = shape
+    rng = np.random.default_rng(seed)
+    t = np.arange(nt)[:, None, None]
+    lat = np.linspace(-90, 90, ny)[None, :, None]
+    lon = np.linspace(0, 360, nx, endpoint=False)[None, None, :]
+    field = (
+        288.0
+        - 35.0 * np.sin(np.radians(lat)) ** 2
+        + 8.0 * np.sin(np.radians(lat)) * np.cos(2 * np.pi * t / 12.0)
+        + 3.0 * np.sin(np.radians(3 * lon - 20 * t)) * np.cos(np.radians(lat))
+        + 0.05 * rng.standard_normal(shape)
+    )
+    land = (np.sin(np.radians(2 * lon)) * np.cos(np.radians(3 * lat)) > 0.55)[0]
+    field[:, land] = np.nan
+    return field
+
+
+@dataclass
+class Pipeline:
+    name: str
+    #: Returns the zarr.create_array keyword arguments (filters/serializer/compressors).
+    codecs: Callable[[], dict[str, Any]]
+    #: Whether exact values are expected (else the pipeline's own error bound is printed).
+    lossless: bool
+
+
+def _zstd() -> Any:
+    from zarr.codecs import ZstdCodec
+
+    return ZstdCodec(level=3)
+
+
+def _pipelines() -> list[Pipeline]:
+    from .zarr3 import Transpose
+
+    pipelines = [
+        Pipeline("zstd (reference)", lambda: {"compressors": [_zstd()]}, True),
+        Pipeline("transpose F + zstd", lambda: {"filters": [Transpose(order="F")], "compressors": [_zstd()]}, True),
+    ]
+    pipelines += _optional_pipelines()
+    return pipelines
+
+
+def _optional_pipelines() -> list[Pipeline]:
+    """Pipelines whose codecs may be absent (zfp needs libzfp)."""
+    found: list[Pipeline] = []
+    try:
+        from .zarr3 import CastValue, ScaleOffset
+    except ImportError:
+        pass
+    else:
+        found.append(Pipeline(
+            "scale_offset+cast_value u16 + zstd",
+            lambda: {
+                "filters": [
+                    ScaleOffset(offset=200, scale=100),
+                    CastValue(data_type="uint16", rounding="nearest-even",
+                              scalar_map={"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}),
+                ],
+                "compressors": [_zstd()],
+            },
+            False,
+        ))
+    try:
+        zfp_module = importlib.import_module("numcodecs_ext.zarr3.zfp")
+        zfp_module.Zfp(mode="reversible").codec.check_available()
+    except (ImportError, AttributeError):
+        return found
+    zfp = zfp_module.Zfp
+    found.append(Pipeline("transpose F + zfp reversible", lambda: {
+        "filters": [Transpose(order="F")], "serializer": zfp(mode="reversible"), "compressors": None}, True))
+    return found
+
+
+def _fill_nan_for(pipeline: Pipeline) -> float:
+    return float("nan")
+
+
+def run_demo(out: Path | None, quiet: bool = False) -> int:
+    import zarr
+    from zarr.storage import LocalStore
+
+    data = sample_field()
+    mb = data.nbytes / 1e6
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(out) if out is not None else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        pipelines = _pipelines()
+        for i, pipeline in enumerate(pipelines, 1):
+            if not quiet:
+                print(f"[{i}/{len(pipelines)}] {pipeline.name} ...", file=sys.stderr, flush=True)
+            path = root / f"{i:02d}.zarr"
+            z = zarr.create_array(LocalStore(path), shape=data.shape, chunks=(6, 181, 360), dtype=data.dtype,
+                                  fill_value=float("nan"), overwrite=True, **pipeline.codecs())
+            t0 = time.perf_counter()
+            z[...] = data
+            t1 = time.perf_counter()
+            back = zarr.open_array(LocalStore(path), mode="r")[...]
+            t2 = time.perf_counter()
+            stored = sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != "zarr.json")
+            same_nan = bool(np.array_equal(np.isnan(back), np.isnan(data)))
+            err = float(np.nanmax(np.abs(back - data))) if same_nan else float("inf")
+            ok = same_nan and (err == 0 if pipeline.lossless else err < 0.01)
+            rows.append((pipeline.name, data.nbytes / stored, err, mb / (t1 - t0), mb / (t2 - t1), ok))
+    header = f"{'pipeline':38} {'ratio':>7} {'max abs err':>12} {'enc MB/s':>9} {'dec MB/s':>9}  check"
+    print(f"sample: {data.shape} float64 temperature field, {np.isnan(data).mean():.0%} NaN land mask, {mb:.1f} MB")
+    print(header)
+    print("-" * len(header))
+    for name, ratio, err, enc, dec, ok in rows:
+        print(f"{name:38} {ratio:7.2f} {err:12.3g} {enc:9.0f} {dec:9.0f}  {'ok' if ok else 'FAILED'}")
+    if out is not None:
+        print(f"stores written under {out}")
+    return 0 if all(r[-1] for r in rows) else 1
+
+
+def info() -> int:
+    import numcodecs
+    import zarr
+
+    from . import __version__
+    from ._registry import NUMCODECS, ZARR
+
+    print(f"numcodecs_ext {__version__}")
+    print(f"numpy {np.__version__}, numcodecs {numcodecs.__version__}, zarr {zarr.__version__}")
+    try:
+        import ml_dtypes
+
+        print(f"ml_dtypes {ml_dtypes.__version__}")
+    except ImportError:
+        print("ml_dtypes: not installed (bfloat16/float8/int4 unavailable)")
+    try:
+        from .core import zfp as zfp_core
+
+        print(f"libzfp: {zfp_core.library_info()}")
+    except (ImportError, AttributeError) as exc:
+        print(f"libzfp: unavailable ({exc})")
+    print("numcodecs ids:", ", ".join(NUMCODECS))
+    print("zarr v3 names:", ", ".join(ZARR))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="numcodecs-ext", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", choices=["demo", "info"], default="demo",
+                        help="demo (default): run every pipeline on the embedded sample; info: versions")
+    parser.add_argument("--out", type=Path, default=None, help="write the zarr stores here (default: a temp dir)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        return info()
+    return run_demo(args.out, args.quiet)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

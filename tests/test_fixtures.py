@@ -1,0 +1,56 @@
+"""Backward compatibility: every stored fixture decodes to its array and re-encodes to its bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+import numcodecs_ext  # noqa: F401
+from common import encoded_bytes
+from fixture_cases import CODEC_FIXTURES, ZARR_FIXTURES
+
+ROOT = Path(__file__).resolve().parents[1] / "fixtures"
+ON_DISK = sorted(p.parent for p in ROOT.glob("*/*/config.json"))
+STORES = sorted(p for p in (ROOT / "zarr").glob("*.zarr"))
+GENERATE = "run `python tests/fixtures_tool.py generate` and commit the new fixture"
+
+
+@pytest.mark.parametrize(
+    "codec_id,name", [(c, n) for c, cases in CODEC_FIXTURES.items() for n in cases]
+)
+def test_every_defined_fixture_exists(codec_id, name) -> None:
+    assert (ROOT / codec_id / name / "encoded.dat").is_file(), f"fixture {codec_id}/{name} missing: {GENERATE}"
+
+
+@pytest.mark.parametrize("name", list(ZARR_FIXTURES))
+def test_every_defined_store_exists(name) -> None:
+    assert (ROOT / "zarr" / name).is_dir(), f"store fixture zarr/{name} missing: {GENERATE}"
+
+
+def test_fixtures_found() -> None:
+    assert ON_DISK and STORES
+
+
+@pytest.mark.parametrize("folder", ON_DISK, ids=[f"{p.parent.name}/{p.name}" for p in ON_DISK])
+def test_codec_fixture(folder: Path) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    codec = numcodecs.get_codec(config)
+    arr = np.load(folder / "array.npy")
+    stored = (folder / "encoded.dat").read_bytes()
+    decoded = codec.decode(stored, out=np.empty_like(arr))
+    assert np.asarray(decoded).tobytes() == arr.tobytes(), "stored bytes no longer decode to the array"
+    assert encoded_bytes(codec.encode(arr)) == stored, "encoder output differs from the stored bytes"
+    assert numcodecs.get_codec(codec.get_config()).get_config() == config
+
+
+@pytest.mark.parametrize("store", STORES, ids=[p.name for p in STORES])
+def test_store_fixture(store: Path) -> None:
+    expected = np.load(store.with_suffix(".npy"))
+    got = zarr.open_array(str(store), mode="r")[...]
+    assert got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes()

@@ -1,0 +1,196 @@
+"""transpose: the core copy, the numcodecs codec and byte-identity with zarr's built-in codec."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from zarr.storage import LocalStore
+
+from numcodecs_ext.codecs.transpose import Transpose
+from numcodecs_ext.core.transpose import inverse_order, transpose
+from numcodecs_ext.zarr3.transpose import NumcodecsTranspose
+from numcodecs_ext.zarr3.transpose import Transpose as V3Transpose
+
+OURS = "numcodecs_ext.zarr3.transpose.Transpose"
+ZARRS_OWN = "zarr.codecs.transpose.TransposeCodec"
+CORE_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@st.composite
+def array_and_order(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=5, min_side=0, max_side=7))
+    dtype = draw(st.sampled_from(["u1", "i2", "f4", "f8", "c16", "V3"]))
+    arr = np.frombuffer(
+        draw(st.binary(min_size=int(np.prod(shape)) * np.dtype(dtype).itemsize,
+                       max_size=int(np.prod(shape)) * np.dtype(dtype).itemsize)), dtype=dtype
+    ).reshape(shape)
+    layout = draw(st.sampled_from(["C", "F", "strided"]))
+    if layout == "F":
+        arr = np.asfortranarray(arr)
+    elif layout == "strided":
+        arr = np.repeat(arr, 2, axis=-1)[..., ::2]
+    order = draw(st.permutations(range(len(shape))))
+    return arr, tuple(order)
+
+
+@given(array_and_order())
+def test_core_matches_numpy(case) -> None:
+    arr, order = case
+    out = transpose(arr, order)
+    assert out.flags.c_contiguous
+    assert out.tobytes() == np.ascontiguousarray(arr.transpose(order)).tobytes()
+    assert transpose(out, inverse_order(order)).tobytes() == np.ascontiguousarray(arr).tobytes()
+
+
+@pytest.mark.parametrize("shape,order", [
+    ((300, 700), (1, 0)),               # tiled 2-D
+    ((64, 80, 96), (2, 1, 0)),          # tiled 3-D
+    ((40, 50, 60), (1, 2, 0)),
+    ((20, 30, 40, 50), (3, 1, 2, 0)),
+    ((5, 1, 300, 1, 400), (4, 3, 2, 1, 0)),  # length-1 axes
+])
+@pytest.mark.parametrize("dtype", ["u1", "f8"])
+def test_core_large_tiled_paths(shape, order, dtype) -> None:
+    arr = np.arange(np.prod(shape)).astype(dtype).reshape(shape)
+    expected = np.ascontiguousarray(arr.transpose(order))
+    assert np.array_equal(transpose(arr, order), expected)
+    assert np.array_equal(transpose(np.asfortranarray(arr), order), expected)
+
+
+@pytest.mark.parametrize("bad", ["X", [0, 0], [1, 2], [], [0.0, 1.0], None, [True, False], "c"])
+def test_invalid_order_refused_at_construction(bad) -> None:
+    with pytest.raises(ValueError, match="order"):
+        Transpose(order=bad)
+
+
+def test_order_length_must_match_array() -> None:
+    with pytest.raises(ValueError, match="3 dimensions"):
+        Transpose(order=[1, 0]).encode(np.zeros((2, 3, 4)))
+
+
+def test_unknown_config_key_refused() -> None:
+    with pytest.raises(ValueError, match="unknown configuration key.*'ordr'.*valid keys are order"):
+        numcodecs.get_codec({"id": "transpose", "ordr": [1, 0]})
+
+
+def test_flat_decode_needs_shape() -> None:
+    codec = Transpose(order=[1, 0])
+    enc = codec.encode(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="out="):
+        codec.decode(enc.tobytes())
+
+
+def test_flat_decode_with_shape_and_dtype() -> None:
+    a = np.arange(12, dtype="<i4").reshape(3, 4)
+    enc = Transpose(order="F").encode(a).tobytes()
+    assert np.array_equal(Transpose(order="F", shape=[3, 4], dtype="int32").decode(enc), a)
+    untyped = Transpose(order="F", shape=[3, 4]).decode(enc)
+    assert np.array_equal(untyped.view("<i4"), a)
+
+
+def test_c_and_f_orders() -> None:
+    a = np.arange(24).reshape(2, 3, 4)
+    assert np.array_equal(Transpose(order="C").encode(a), a)
+    assert Transpose(order="F").encode(a).shape == (4, 3, 2)
+
+
+def test_v3_metadata_exactly_as_spec(tmp_path) -> None:
+    z = zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(4, 5, 6), chunks=(2, 5, 6),
+                          dtype="f4", filters=[V3Transpose(order="F")])
+    meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0] == {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
+    assert z.metadata.codecs[0].to_dict() == {"name": "transpose", "configuration": {"order": (2, 1, 0)}} or \
+        z.metadata.codecs[0].to_dict() == {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
+
+
+def test_v3_from_dict_refuses_bad_config() -> None:
+    with pytest.raises(ValueError, match="unknown configuration key"):
+        V3Transpose.from_dict({"name": "transpose", "configuration": {"order": [0], "x": 1}})
+    with pytest.raises(ValueError, match="missing required"):
+        V3Transpose.from_dict({"name": "transpose", "configuration": {}})
+
+
+def _sample(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    raw = rng.integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    arr = raw.view(dtype).reshape(shape)
+    if np.dtype(dtype).kind in "fc":  # random bits would include NaNs, on which zarr itself warns
+        return (rng.standard_normal(shape) * 100).astype(dtype)
+    return arr if dtype != "bool" else (raw[: arr.size] & 1).astype(bool).reshape(shape)
+
+
+def _write(path, impl: str, arr: np.ndarray, order: tuple[int, ...], chunks) -> None:
+    with zarr.config.set({"codecs.transpose": impl}):
+        filt = V3Transpose(order=list(order)) if impl == OURS else zarr.codecs.TransposeCodec(order=order)
+        z = zarr.create_array(LocalStore(path), shape=arr.shape, chunks=chunks, dtype=arr.dtype,
+                              filters=[filt], compressors=None, fill_value=0 if arr.dtype != bool else False)
+        z[...] = arr
+
+
+def _read(path, impl: str) -> np.ndarray:
+    with zarr.config.set({"codecs.transpose": impl}):
+        z = zarr.open_array(LocalStore(path), mode="r")
+        assert type(z.metadata.codecs[0]).__module__.startswith(impl.rsplit(".", 2)[0].split(".")[0])
+        return z[...]
+
+
+def _chunk_files(path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+CASES = [(dtype, shape, order)
+         for dtype in CORE_DTYPES
+         for shape in [(7,), (6, 5), (4, 3, 5), (3, 2, 4, 2), (2, 3, 2, 2, 3)]
+         for order in itertools.islice(itertools.permutations(range(len(shape))), 1, 4)] + [
+    ("float64", (3,), (0,)),
+]
+
+
+@pytest.mark.parametrize("dtype,shape,order", CASES)
+def test_byte_identical_with_zarr_builtin(dtype, shape, order, tmp_path) -> None:
+    arr = _sample(dtype, tuple(s * 2 + 1 for s in shape))  # partial edge chunks too
+    _write(tmp_path / "ours.zarr", OURS, arr, order, shape)
+    _write(tmp_path / "theirs.zarr", ZARRS_OWN, arr, order, shape)
+    assert _chunk_files(tmp_path / "ours.zarr") == _chunk_files(tmp_path / "theirs.zarr")
+    # Each implementation reads what the other wrote.
+    assert _read(tmp_path / "ours.zarr", ZARRS_OWN).tobytes() == arr.tobytes()
+    assert _read(tmp_path / "theirs.zarr", OURS).tobytes() == arr.tobytes()
+
+
+def test_builtin_stays_default_and_ours_selectable(tmp_path) -> None:
+    arr = _sample("int32", (4, 6))
+    _write(tmp_path / "a.zarr", OURS, arr, (1, 0), (2, 3))
+    assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]).__name__ == "TransposeCodec"
+    with zarr.config.set({"codecs.transpose": OURS}):
+        assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]) is V3Transpose
+
+
+def test_adapter_name_reads_without_config(tmp_path) -> None:
+    arr = _sample("float32", (6, 8))
+    z = zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=arr.shape, chunks=(3, 4), dtype=arr.dtype,
+                          filters=[NumcodecsTranspose(order="F")])
+    z[...] = arr
+    meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0] == {"name": "numcodecs.transpose", "configuration": {"order": [1, 0]}}
+    assert np.array_equal(zarr.open_array(LocalStore(tmp_path / "a.zarr"))[...], arr)
+
+
+def test_zarr_v2_filter_metadata(tmp_path) -> None:
+    arr = _sample("uint16", (6, 8))
+    z = zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=arr.shape, chunks=(3, 4), dtype=arr.dtype,
+                          zarr_format=2, filters=[Transpose(order=[1, 0], shape=[3, 4])], compressors=None)
+    z[...] = arr
+    meta = json.loads((tmp_path / "a.zarr" / ".zarray").read_text())
+    assert meta["filters"] == [{"id": "transpose", "order": [1, 0], "shape": [3, 4]}]
+    chunk = np.frombuffer((tmp_path / "a.zarr" / "0.0").read_bytes(), dtype="<u2").reshape(4, 3)
+    assert np.array_equal(chunk, arr[:3, :4].T)
+    assert np.array_equal(zarr.open_array(LocalStore(tmp_path / "a.zarr"))[...], arr)
