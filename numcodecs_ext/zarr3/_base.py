@@ -29,6 +29,8 @@ from ..codecs._base import ExtCodec
 __all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
 
 ADAPTER_PREFIX = "numcodecs."
+#: Chunks smaller than this are processed inline: a thread hop costs more than it can save.
+_INLINE_BYTES = 1 << 20
 
 
 def zarr_dtype(dtype: np.dtype) -> Any:
@@ -169,9 +171,13 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
+            return self._encode_sync(chunk_array, chunk_spec)
         return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
+            return self._decode_sync(chunk_array, chunk_spec)
         return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
 
 

@@ -1,0 +1,24 @@
+"""Timing helpers shared by the benchmark modules (not a test: nothing here asserts speed)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def best_seconds(fn: Callable[[], object], repeat: int = 5, min_time: float = 0.0) -> float:
+    """Median wall time of ``repeat`` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def row(name: str, mbps: float, anchor_name: str | None = None, anchor_mbps: float | None = None) -> str:
+    if anchor_mbps:
+        return f"  {name:52} {mbps:9.0f} MB/s   {mbps / anchor_mbps:5.2f}x {anchor_name} ({anchor_mbps:.0f} MB/s)"
+    return f"  {name:52} {mbps:9.0f} MB/s"
