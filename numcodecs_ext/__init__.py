@@ -18,12 +18,13 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ._registry import register_all
 from .codecs.transpose import Transpose
+from .codecs.zfp import Zfp
 
 try:
     __version__ = version("numcodecs_ext")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-__all__ = ["Transpose", "__version__"]
+__all__ = ["Transpose", "Zfp", "__version__"]
 
 register_all()

@@ -15,12 +15,17 @@ import numcodecs
 #: numcodecs id -> "module:Class" of the numcodecs codec.
 NUMCODECS: dict[str, str] = {
     "transpose": "numcodecs_ext.codecs.transpose:Transpose",
+    "zfp": "numcodecs_ext.codecs.zfp:Zfp",
+    "zarrs.zfp": "numcodecs_ext.codecs.zfp:Zfp",
 }
 
 #: zarr v3 codec name -> "module:Class" of our implementation.
 ZARR: dict[str, str] = {
     "transpose": "numcodecs_ext.zarr3.transpose:Transpose",
     "numcodecs.transpose": "numcodecs_ext.zarr3.transpose:NumcodecsTranspose",
+    "zfp": "numcodecs_ext.zarr3.zfp:Zfp",
+    "zarrs.zfp": "numcodecs_ext.zarr3.zfp:Zfp",
+    "numcodecs.zfp": "numcodecs_ext.zarr3.zfp:NumcodecsZfp",
 }
 
 #: Names that zarr also implements itself, and whose implementation zarr uses unless configured.

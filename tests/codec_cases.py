@@ -50,3 +50,16 @@ CODEC_CASES += [
     CodecCase("transpose-3d-i2", Transpose(order=[2, 0, 1]), rng.integers(-500, 500, (6, 10, 14)).astype("int16")),
     CodecCase("transpose-F-u1", Transpose(order="F"), rng.integers(0, 255, (8, 9, 10, 3)).astype("uint8")),
 ]
+
+# --- zfp --------------------------------------------------------------------------------------
+from numcodecs_ext.codecs.zfp import Zfp  # noqa: E402
+
+CODEC_CASES += [
+    CodecCase("zfp-reversible-2d-f4", Zfp(mode="reversible"), _field((30, 40), "float32"), kind="bytes"),
+    CodecCase("zfp-reversible-3d-i2", Zfp(mode="reversible"), rng.integers(-3000, 3000, (5, 6, 7)).astype("int16"),
+              kind="bytes"),
+    CodecCase("zfp-accuracy-3d-f8", Zfp(mode="fixed_accuracy", tolerance=1e-3), _field((9, 10, 11)),
+              tolerance=1e-3, kind="bytes"),
+    CodecCase("zfp-precision-shape-dtype", Zfp(mode="fixed_precision", precision=40, shape=[12, 13], dtype="float64"),
+              _field((12, 13)), tolerance=1e-6, kind="bytes", decode_kwargs=lambda a: {}),
+]

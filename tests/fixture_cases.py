@@ -1,6 +1,7 @@
 """The backward-compatibility fixtures: what `python tests/fixtures_tool.py generate` writes.
 
-Codec fixtures: ``fixtures/<codec_id>/<case>/{config.json, array.npy, encoded.dat}``.
+Codec fixtures: ``fixtures/<codec_id>/<case>/{config.json, array.npy, encoded.dat}``, plus
+``decoded.npy`` for lossy cases (what the stored bytes decode to).
 zarr store fixtures: ``fixtures/zarr/<name>/`` (a complete store) and ``fixtures/zarr/<name>.npy``.
 
 Adding a case here and running the generator adds a fixture. A committed fixture never changes:
@@ -36,6 +37,77 @@ CODEC_FIXTURES: dict[str, dict[str, tuple[dict[str, Any], np.ndarray]]] = {
                             rng.integers(0, 2, (5, 3)).astype(bool)),
     },
 }
+
+
+def _wave(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """A smooth wave over ``shape``; non-negative for unsigned types, scaled to the integer range."""
+    x = np.sin(np.linspace(0, 20, int(np.prod(shape)))).reshape(shape) * 100
+    dt = np.dtype(dtype)
+    if dt.kind == "u":
+        x = np.abs(x)
+    if dt.kind in "iu" and dt.itemsize >= 4:
+        x = x * 1000
+    return x.astype(dtype)
+
+
+_ZFP_SHAPES = {"1d": (7,), "2d": (5, 6), "3d": (3, 4, 5), "4d": (2, 3, 4, 5)}
+_ZFP_MODES: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "reversible": ({"mode": "reversible"},
+                   ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"]),
+    "accuracy": ({"mode": "fixed_accuracy", "tolerance": 0.01}, ["float32", "float64"]),
+    "rate": ({"mode": "fixed_rate", "rate": 8}, ["float32", "float64", "int32", "int16"]),
+    "precision": ({"mode": "fixed_precision", "precision": 16}, ["float32", "float64", "int64", "uint8"]),
+    "expert": ({"mode": "expert", "minbits": 1, "maxbits": 4000, "maxprec": 24, "minexp": -20},
+               ["float32", "float64", "int32"]),
+}
+CODEC_FIXTURES["zfp"] = {
+    f"{mode}-{dtype}-{dims}": ({"id": "zfp", **config}, _wave(shape, dtype))
+    for mode, (config, dtypes) in _ZFP_MODES.items()
+    for dtype in dtypes
+    for dims, shape in _ZFP_SHAPES.items()
+}
+CODEC_FIXTURES["zfp"]["reversible-float64-0d"] = ({"id": "zfp", "mode": "reversible"}, np.array(3.25))
+CODEC_FIXTURES["zfp"]["reversible-float32-specials"] = (
+    {"id": "zfp", "mode": "reversible"},
+    np.array([0, -0.0, np.nan, np.inf, -np.inf, 1e-40, 3.5], dtype="float32"),
+)
+
+
+def _zfp_v3(path: Path) -> np.ndarray:
+    import zarr
+
+    from numcodecs_ext.zarr3 import Zfp
+
+    data = _field((6, 20, 30), "float32")
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(3, 10, 16), dtype="float32", fill_value=0,
+                          serializer=Zfp(mode="reversible"), compressors=None)
+    z[...] = data
+    return data
+
+
+def _zfp_lossy_named_zarrs_v3(path: Path) -> np.ndarray:
+    import zarr
+
+    from numcodecs_ext.zarr3 import Zfp
+
+    data = _field((16, 24), "float64")
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(8, 8), dtype="float64", fill_value=0,
+                          serializer=Zfp(mode="fixed_accuracy", tolerance=1e-3, name="zarrs.zfp"),
+                          compressors=None)
+    z[...] = data
+    return np.asarray(z[...])  # the lossy values, as stored
+
+
+def _zfp_v2(path: Path) -> np.ndarray:
+    import zarr
+
+    from numcodecs_ext import Zfp
+
+    data = _wave((12, 10), "int16")
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(6, 5), dtype="int16", zarr_format=2, fill_value=0,
+                          compressors=[Zfp(mode="reversible", shape=[6, 5], dtype="int16")], filters=None)
+    z[...] = data
+    return data
 
 
 def _transpose_v3(path: Path) -> np.ndarray:
@@ -80,4 +152,7 @@ ZARR_FIXTURES: dict[str, Callable[[Path], np.ndarray]] = {
     "transpose_v3.zarr": _transpose_v3,
     "transpose_adapter_v3.zarr": _transpose_adapter_v3,
     "transpose_v2.zarr": _transpose_v2,
+    "zfp_v3.zarr": _zfp_v3,
+    "zfp_fixed_accuracy_zarrs_name_v3.zarr": _zfp_lossy_named_zarrs_v3,
+    "zfp_v2.zarr": _zfp_v2,
 }

@@ -41,7 +41,11 @@ def generate(only: list[str]) -> int:
             folder.mkdir(parents=True)
             (folder / "config.json").write_text(json.dumps(codec.get_config(), indent=2) + "\n")
             np.save(folder / "array.npy", arr)
-            (folder / "encoded.dat").write_bytes(encoded_bytes(codec.encode(arr)))
+            encoded = encoded_bytes(codec.encode(arr))
+            (folder / "encoded.dat").write_bytes(encoded)
+            decoded = np.asarray(codec.decode(encoded, out=np.empty_like(arr)))
+            if decoded.tobytes() != arr.tobytes():  # lossy: record what the bytes decode to
+                np.save(folder / "decoded.npy", decoded)
             print(f"wrote {folder.relative_to(ROOT.parent)}")
             written += 1
     if not only or "zarr" in only:

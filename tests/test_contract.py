@@ -70,14 +70,17 @@ def _placement(case: CodecCase, codec: object) -> dict[str, object]:
 @cases
 def test_zarr_v2(case: CodecCase, tmp_path) -> None:
     """zarr_format=2 arrays with the numcodecs codec as a filter (or the compressor)."""
-    codec = case.codec
     chunks = _chunks(case.array.shape)
+    # zarr v2 hands filters and the compressor flat bytes on decode: configure the chunk shape
+    # (and dtype) for codecs that need them.
+    config = case.codec.get_config()
+    keys = type(case.codec).config_keys()
+    if "shape" in keys:
+        config["shape"] = list(chunks)
+    if "dtype" in keys and case.kind == "bytes":
+        config["dtype"] = str(case.array.dtype)
+    codec = numcodecs.get_codec(config)
     if case.kind == "array":
-        # zarr v2 hands filters flat bytes on decode: give the codec the chunk shape it needs.
-        config = codec.get_config()
-        if "shape" in type(codec).config_keys():
-            config["shape"] = list(chunks)
-        codec = numcodecs.get_codec(config)
         placement = {"filters": [codec], "compressors": None}
     else:
         placement = {"compressors": [codec], "filters": None}

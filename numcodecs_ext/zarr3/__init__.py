@@ -5,5 +5,6 @@ points without importing numcodecs_ext first.
 """
 
 from .transpose import NumcodecsTranspose, Transpose
+from .zfp import NumcodecsZfp, Zfp
 
-__all__ = ["NumcodecsTranspose", "Transpose"]
+__all__ = ["NumcodecsTranspose", "NumcodecsZfp", "Transpose", "Zfp"]

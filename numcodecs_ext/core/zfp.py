@@ -1,0 +1,732 @@
+"""zfp compression of whole arrays, bit-compatible with zarrs' ``zfp`` codec.
+
+Pure functions over numpy arrays (no numcodecs or zarr here): :func:`compress` turns a 0- to 4-D
+array into a headerless zfp stream and :func:`decompress` turns such a stream back into an array
+of a known shape and dtype. The bytes are those of zarrs, the reference implementation of the zarr
+``zfp`` codec (formerly ``zarrs.zfp``):
+
+* the zfp field is the C-order array: 1-D ``[nx]``, 2-D ``[ny, nx]``, 3-D ``[nz, ny, nx]``,
+  4-D ``[nw, nz, ny, nx]``; a 0-d array is a 1-D field with ``nx = 1``; no zfp header; the stream
+  ends on a 64-bit word boundary (``zfp_compress`` flushes);
+* ``fixed_rate`` always calls ``zfp_stream_set_rate(rate, type, 3, 0)``, as zarrs does, whatever
+  the array's dimensionality: a d-dimensional array really gets ``rate * 4**(3 - d)`` bits per value;
+* int8/uint8/int16/uint16 are promoted to int32 like ``zfp_promote_*`` (``int N: v << (31 - N)``,
+  ``uint N: (v - 2**(N-1)) << (31 - N)``) and demoted with a clamp like ``zfp_demote_*``;
+* uint32/uint64 are compressed as int32/int64. zarrs clamps values >= 2**31 / 2**63 to the signed
+  maximum, losing them even in reversible mode; we produce the same bytes where no value is clamped
+  and raise :class:`ValueError` otherwise. Decoding maps negative values to 0, as zarrs does;
+* ``fixed_accuracy`` is refused for integer data, as zarrs does.
+
+Our own choices (the spec allows them or zarrs misbehaves there):
+
+* float16 and bfloat16 are compressed as float32 (exact), and decoded by rounding float32 to the
+  nearest value; datetime64 and timedelta64 are compressed as int64;
+* lossy modes refuse NaN and infinities (zarrs encodes them and they decode as garbage);
+  ``reversible`` keeps them bit for bit;
+* zero-size arrays encode to zero bytes; more than 4 dimensions is an error;
+* decoding never reads outside the given bytes, and raises :class:`ValueError` if the stream is
+  truncated, has bytes after its end, or is longer than any valid stream could be.
+
+Examples
+--------
+>>> import numpy as np
+>>> a = np.linspace(0, 1, 24, dtype="f4").reshape(4, 6)
+>>> buf = compress(a, "reversible")
+>>> len(buf) % 8, bool((decompress(buf, (4, 6), "float32", "reversible") == a).all())
+(0, True)
+>>> b = decompress(compress(a, "fixed_accuracy", tolerance=1e-3), a.shape, a.dtype,
+...                "fixed_accuracy", tolerance=1e-3)
+>>> bool(np.abs(b - a).max() <= 1e-3)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from . import _libzfp
+from ._libzfp import (
+    ZFP_MAX_BITS,
+    ZFP_MAX_PREC,
+    ZFP_MIN_EXP,
+    ZFP_TYPE_DOUBLE,
+    ZFP_TYPE_FLOAT,
+    ZFP_TYPE_INT32,
+    ZFP_TYPE_INT64,
+)
+
+try:
+    import ml_dtypes as _ml_dtypes
+
+    _BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is optional
+    _BFLOAT16 = None
+
+__all__ = [
+    "MODES",
+    "check_config",
+    "check_dtype",
+    "compress",
+    "decompress",
+    "max_compressed_size",
+]
+
+#: The parameters each mode requires (and allows).
+MODES: dict[str, tuple[str, ...]] = {
+    "reversible": (),
+    "fixed_accuracy": ("tolerance",),
+    "fixed_rate": ("rate",),
+    "fixed_precision": ("precision",),
+    "expert": ("minbits", "maxbits", "maxprec", "minexp"),
+}
+
+_UINT32_MAX = 2**32 - 1
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+# zfp_stream_set_rate computes floor(64 * rate + 0.5) as a C unsigned int.
+_RATE_MAX = (_UINT32_MAX + 0.5) / 64
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+def _number(cfg: Mapping[str, Any], key: str, mode: str) -> float:
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"zfp mode {mode!r}: {key!r} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"zfp mode {mode!r}: {key!r} must be finite, got {value!r}")
+    return value
+
+
+def _integer(cfg: Mapping[str, Any], key: str, mode: str, lo: int, hi: int, what: str) -> int:
+    value = cfg[key]
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"zfp mode {mode!r}: {key!r} must be an integer, got {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"zfp mode {mode!r}: {key!r} = {value} is out of range; {what}")
+    return value
+
+
+def check_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a zfp codec configuration and return it normalized.
+
+    Parameters
+    ----------
+    config
+        The spec configuration: ``{"mode": ..., <that mode's parameters>}``.
+
+    Returns
+    -------
+    dict
+        ``mode`` first, then the mode's parameters in spec order; integers as ``int``, ``rate`` and
+        ``tolerance`` as ``float`` (an integral number stays ``int`` so JSON stays as written).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Unknown mode, a missing or unexpected key, or a value of the wrong type or out of range.
+        The message names the key, the value and what is valid.
+
+    Examples
+    --------
+    >>> check_config({"mode": "fixed_rate", "rate": 8})
+    {'mode': 'fixed_rate', 'rate': 8}
+    >>> check_config({"mode": "fixed_rate"})
+    Traceback (most recent call last):
+    ...
+    ValueError: zfp mode 'fixed_rate' needs the key(s) 'rate'
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError(f"zfp configuration must be a mapping, got {config!r}")
+    if "mode" not in config:
+        raise ValueError(
+            f"zfp configuration {dict(config)!r} has no 'mode'; valid modes: {', '.join(MODES)}"
+        )
+    mode = config["mode"]
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"zfp 'mode' = {mode!r} is not a zfp mode; valid modes: {', '.join(MODES)}")
+    keys = MODES[mode]
+    missing = [k for k in keys if k not in config]
+    if missing:
+        raise ValueError(f"zfp mode {mode!r} needs the key(s) {', '.join(map(repr, missing))}")
+    extra = sorted(k for k in config if k != "mode" and k not in keys)
+    if extra:
+        allowed = ", ".join(map(repr, keys)) if keys else "no parameters"
+        raise ValueError(
+            f"zfp mode {mode!r} does not take the key(s) {', '.join(map(repr, extra))}; "
+            f"it takes {allowed}"
+        )
+    out: dict[str, Any] = {"mode": mode}
+    if mode == "fixed_rate":
+        rate = _number(config, "rate", mode)
+        if not 0 < rate <= _RATE_MAX:
+            raise ValueError(
+                f"zfp mode 'fixed_rate': 'rate' = {config['rate']!r} is out of range; it must be "
+                f"> 0 (bits per value) and at most {_RATE_MAX:.6g}"
+            )
+        out["rate"] = _keep_int(config["rate"], rate)
+    elif mode == "fixed_accuracy":
+        tol = _number(config, "tolerance", mode)
+        if tol < 0:
+            raise ValueError(
+                f"zfp mode 'fixed_accuracy': 'tolerance' = {config['tolerance']!r} is out of range;"
+                " it must be >= 0 (the largest absolute error allowed)"
+            )
+        out["tolerance"] = _keep_int(config["tolerance"], tol)
+    elif mode == "fixed_precision":
+        out["precision"] = _integer(
+            config, "precision", mode, 1, ZFP_MAX_PREC, "it must be in [1, 64] (bit planes kept)"
+        )
+    elif mode == "expert":
+        minbits = _integer(config, "minbits", mode, 0, _UINT32_MAX, "it must be in [0, 2**32-1]")
+        maxbits = _integer(config, "maxbits", mode, 1, _UINT32_MAX, "it must be in [1, 2**32-1]")
+        maxprec = _integer(config, "maxprec", mode, 1, ZFP_MAX_PREC, "it must be in [1, 64]")
+        minexp = _integer(
+            config, "minexp", mode, _INT32_MIN, _INT32_MAX, "it must be a 32-bit signed integer"
+        )
+        if minbits > maxbits:
+            raise ValueError(
+                f"zfp mode 'expert': 'minbits' = {minbits} must not exceed 'maxbits' = {maxbits}"
+            )
+        out.update(minbits=minbits, maxbits=maxbits, maxprec=maxprec, minexp=minexp)
+    return out
+
+
+def _keep_int(raw: Any, value: float) -> Any:
+    if isinstance(raw, (int, np.integer)) and not isinstance(raw, bool):
+        return int(raw)
+    return value
+
+
+class _Mode(NamedTuple):
+    """Hashable normalized configuration used internally."""
+
+    name: str
+    a: float = 0.0
+    b: int = 0
+    c: int = 0
+    d: int = 0
+
+    @classmethod
+    def from_params(cls, mode: str, params: Mapping[str, Any]) -> _Mode:
+        cfg = check_config({"mode": mode, **params})
+        if mode == "fixed_rate":
+            return cls(mode, float(cfg["rate"]))
+        if mode == "fixed_accuracy":
+            return cls(mode, float(cfg["tolerance"]))
+        if mode == "fixed_precision":
+            return cls(mode, 0.0, cfg["precision"])
+        if mode == "expert":
+            # (a, b, c, d) = (maxprec, minbits, maxbits, minexp)
+            return cls(mode, float(cfg["maxprec"]), cfg["minbits"], cfg["maxbits"], cfg["minexp"])
+        return cls(mode)
+
+    @property
+    def lossless(self) -> bool:
+        """Whether zfp runs its reversible algorithm with no bit budget (non-finite values safe)."""
+        if self.name == "reversible":
+            return True
+        return (
+            self.name == "expert"
+            and self.d < ZFP_MIN_EXP
+            and int(self.a) == ZFP_MAX_PREC
+            and self.c >= ZFP_MAX_BITS
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# data types
+
+
+class _Plan(NamedTuple):
+    """How one dtype goes through zfp."""
+
+    dtype: np.dtype  # the native-order dtype of the array
+    work: np.dtype  # the dtype handed to libzfp
+    ztype: int  # zfp_type
+    kind: str  # "direct", "promote", "uint", "float"
+    bits: int  # bits of the array's integer type (promote/uint)
+
+
+_ZTYPE = {
+    np.dtype("int32"): ZFP_TYPE_INT32,
+    np.dtype("int64"): ZFP_TYPE_INT64,
+    np.dtype("float32"): ZFP_TYPE_FLOAT,
+    np.dtype("float64"): ZFP_TYPE_DOUBLE,
+}
+
+SUPPORTED_DTYPES = (
+    "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
+    "float64, datetime64, timedelta64"
+)
+
+
+def _native(dtype: Any) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt.byteorder not in ("=", "|"):
+        dt = dt.newbyteorder("=")
+    return dt
+
+
+@lru_cache(maxsize=256)
+def _plan(dtype: np.dtype) -> _Plan:
+    dt = _native(dtype)
+    if dt in _ZTYPE:
+        return _Plan(dt, dt, _ZTYPE[dt], "direct", dt.itemsize * 8)
+    if dt.kind in "iu" and dt.itemsize in (1, 2):
+        return _Plan(dt, np.dtype("int32"), ZFP_TYPE_INT32, "promote", dt.itemsize * 8)
+    if dt.kind == "u" and dt.itemsize in (4, 8):
+        work = np.dtype(f"int{dt.itemsize * 8}")
+        return _Plan(dt, work, _ZTYPE[work], "uint", dt.itemsize * 8)
+    if dt.kind in "mM":
+        return _Plan(dt, np.dtype("int64"), ZFP_TYPE_INT64, "direct", 64)
+    if dt == np.dtype("float16") or (_BFLOAT16 is not None and dt == _BFLOAT16):
+        return _Plan(dt, np.dtype("float32"), ZFP_TYPE_FLOAT, "float", 32)
+    raise TypeError(f"zfp cannot compress data type {str(dt)!r}; supported: {SUPPORTED_DTYPES}")
+
+
+def _header_bits(ztype: int, reversible: bool) -> int:
+    """Bits libzfp reads per block before honouring the block's bit budget (see zfp_stream_maximum_size)."""
+    if ztype == ZFP_TYPE_INT32:
+        return 5 if reversible else 0
+    if ztype == ZFP_TYPE_INT64:
+        return 6 if reversible else 0
+    if ztype == ZFP_TYPE_FLOAT:
+        return 1 + 1 + 8 + 5 if reversible else 1 + 8
+    return 1 + 1 + 11 + 6 if reversible else 1 + 11
+
+
+@lru_cache(maxsize=1024)
+def _check(dtype: np.dtype, mode: _Mode) -> _Plan:
+    plan = _plan(dtype)
+    is_int = plan.ztype in (ZFP_TYPE_INT32, ZFP_TYPE_INT64)
+    name = _dtype_label(plan.dtype)
+    if mode.name == "fixed_accuracy" and is_int:
+        raise TypeError(
+            f"zfp mode 'fixed_accuracy' needs floating-point data, but the data type is {name}; "
+            "use 'fixed_precision', 'fixed_rate', 'expert' or 'reversible' for integers"
+        )
+    if mode.name == "fixed_rate" and is_int and math.floor(64 * mode.a + 0.5) == 0:
+        raise ValueError(
+            f"zfp mode 'fixed_rate': 'rate' = {mode.a!r} gives 0 bits per block for integer data "
+            f"({name}); zfp needs rate >= 1/128 for integers"
+        )
+    if mode.name == "expert":
+        header = _header_bits(plan.ztype, mode.d < ZFP_MIN_EXP)
+        if mode.c < max(header, 1):
+            raise ValueError(
+                f"zfp mode 'expert': 'maxbits' = {mode.c} is too small for {name}"
+                f"{' in reversible mode (minexp < -1074)' if mode.d < ZFP_MIN_EXP else ''}; "
+                f"libzfp needs at least {max(header, 1)} bits per block"
+            )
+    return plan
+
+
+def _dtype_label(dt: np.dtype) -> str:
+    return "bfloat16" if _BFLOAT16 is not None and dt == _BFLOAT16 else str(dt)
+
+
+def check_dtype(dtype: Any, mode: str, **params: Any) -> np.dtype:
+    """Check that arrays of ``dtype`` can be compressed with this mode; return the native dtype.
+
+    Raises
+    ------
+    TypeError
+        If zfp cannot handle the data type in this mode (e.g. integers with ``fixed_accuracy``).
+    ValueError
+        If the mode's parameters cannot work for this data type (e.g. a ``fixed_rate`` giving
+        integer blocks zero bits, or an ``expert`` ``maxbits`` below the block header's size).
+
+    Examples
+    --------
+    >>> check_dtype(">f8", "reversible")
+    dtype('float64')
+    >>> check_dtype("int32", "fixed_accuracy", tolerance=0.1)
+    Traceback (most recent call last):
+    ...
+    TypeError: zfp mode 'fixed_accuracy' needs floating-point data, but the data type is int32; use 'fixed_precision', 'fixed_rate', 'expert' or 'reversible' for integers
+    """
+    return _check(_native(dtype), _Mode.from_params(mode, params)).dtype
+
+
+# --------------------------------------------------------------------------------------------
+# libzfp calls
+
+
+_tls = threading.local()
+_SCRATCH_KEEP = 64 * 2**20  # keep per-thread scratch buffers up to this size
+
+
+def _scratch(nbytes: int) -> np.ndarray:
+    """A per-thread reusable byte buffer of at least ``nbytes`` (8-byte aligned)."""
+    buf = getattr(_tls, "buf", None)
+    if buf is None or buf.size < nbytes:
+        buf = np.empty(max(nbytes, 4096), dtype=np.uint8)
+        if nbytes <= _SCRATCH_KEEP:
+            _tls.buf = buf
+    return buf
+
+
+def _address(arr: np.ndarray) -> int:
+    return arr.__array_interface__["data"][0]
+
+
+def _open_stream(lib: _libzfp.LibZfp, mode: _Mode, ztype: int) -> int:
+    zs = lib.zfp_stream_open(None)
+    if not zs:
+        raise MemoryError("libzfp could not allocate a zfp_stream")
+    name = mode.name
+    if name == "reversible":
+        lib.zfp_stream_set_reversible(zs)
+    elif name == "fixed_rate":
+        # zarrs' quirk, reproduced on purpose: dims = 3 for every chunk, no word alignment.
+        lib.zfp_stream_set_rate(zs, mode.a, ztype, 3, 0)
+    elif name == "fixed_precision":
+        lib.zfp_stream_set_precision(zs, mode.b)
+    elif name == "fixed_accuracy":
+        lib.zfp_stream_set_accuracy(zs, mode.a)
+    else:
+        if not lib.zfp_stream_set_params(zs, mode.b, mode.c, int(mode.a), mode.d):
+            lib.zfp_stream_close(zs)
+            raise ValueError(f"libzfp refused the expert parameters {mode}")
+    return zs
+
+
+def _open_field(lib: _libzfp.LibZfp, pointer: int, ztype: int, shape: tuple[int, ...]) -> int:
+    nd = len(shape)
+    if nd <= 1:
+        field = lib.zfp_field_1d(pointer, ztype, shape[0] if nd else 1)
+    elif nd == 2:
+        field = lib.zfp_field_2d(pointer, ztype, shape[1], shape[0])
+    elif nd == 3:
+        field = lib.zfp_field_3d(pointer, ztype, shape[2], shape[1], shape[0])
+    else:
+        field = lib.zfp_field_4d(pointer, ztype, shape[3], shape[2], shape[1], shape[0])
+    if not field:
+        raise MemoryError("libzfp could not allocate a zfp_field")
+    return field
+
+
+def _check_shape(shape: tuple[int, ...]) -> None:
+    if len(shape) > 4:
+        raise ValueError(
+            f"zfp handles arrays of at most 4 dimensions, got shape {shape} ({len(shape)}-D); "
+            "drop singleton dimensions first (e.g. with a squeeze/reshape) or chunk differently"
+        )
+    if any(n < 0 for n in shape):
+        raise ValueError(f"invalid shape {shape}")
+
+
+def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> int:
+    """The largest stream :func:`compress` can produce for this shape, dtype and mode (bytes).
+
+    >>> max_compressed_size((4, 4), "float64", "fixed_rate", rate=16)
+    152
+    """
+    shape = tuple(int(n) for n in shape)
+    _check_shape(shape)
+    zmode = _Mode.from_params(mode, params)
+    plan = _check(_native(dtype), zmode)
+    if math.prod(shape) == 0:
+        return 0
+    lib = _libzfp.load()
+    zs = _open_stream(lib, zmode, plan.ztype)
+    try:
+        field = _open_field(lib, None, plan.ztype, shape)
+        try:
+            return int(lib.zfp_stream_maximum_size(zs, field))
+        finally:
+            lib.zfp_field_free(field)
+    finally:
+        lib.zfp_stream_close(zs)
+
+
+# --------------------------------------------------------------------------------------------
+# compression
+
+
+def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode) -> np.ndarray:
+    """The C-contiguous array of ``plan.work`` dtype that libzfp compresses."""
+    kind = plan.kind
+    if kind == "direct":
+        work = np.ascontiguousarray(arr, dtype=plan.dtype)
+        if plan.dtype.kind in "mM":
+            work = work.view(np.int64)
+        if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE) and not mode.lossless:
+            _check_finite(work, mode, plan)
+        return work
+    if kind == "uint":
+        work = np.ascontiguousarray(arr, dtype=plan.dtype)
+        limit = (1 << (plan.bits - 1)) - 1
+        if work.size and int(work.max()) > limit:
+            bad = int(np.count_nonzero(work > limit))
+            raise ValueError(
+                f"zfp cannot store {plan.dtype} values above 2**{plan.bits - 1} - 1 = {limit}: "
+                f"{bad} value(s) here are larger (max {int(work.max())}). zarrs clamps them to "
+                f"{limit} and loses them silently, even in reversible mode; we refuse instead. "
+                f"Use another compressor for this array, or store it as a signed type if the "
+                f"values allow"
+            )
+        return work.view(plan.work)
+    if kind == "promote":
+        shift = 31 - plan.bits
+        work = np.asarray(arr).astype(np.int32, order="C")
+        if plan.dtype.kind == "u":
+            work -= 1 << (plan.bits - 1)
+        work <<= shift
+        return work
+    # float16 / bfloat16 -> float32 (exact)
+    work = np.asarray(arr).astype(np.float32, order="C")
+    if not mode.lossless:
+        _check_finite(work, mode, plan)
+    return work
+
+
+def _check_finite(work: np.ndarray, mode: _Mode, plan: _Plan) -> None:
+    if work.size == 0:
+        return
+    with np.errstate(invalid="ignore"):
+        lo, hi = work.min(), work.max()
+    if np.isfinite(lo) and np.isfinite(hi):
+        return
+    bad = int(np.count_nonzero(~np.isfinite(work)))
+    raise ValueError(
+        f"zfp mode {mode.name!r} cannot encode non-finite values: the {_dtype_label(plan.dtype)} "
+        f"array holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
+        "garbage. Use mode 'reversible' (keeps them bit for bit), or map them to finite values "
+        "before this codec"
+    )
+
+
+def compress(arr: Any, mode: str, **params: Any) -> bytes:
+    """Compress an array into a headerless zfp stream, byte for byte as zarrs does.
+
+    Parameters
+    ----------
+    arr
+        A 0- to 4-D array (or anything :func:`numpy.asarray` accepts) of a supported dtype:
+        int8 … uint64, float16, bfloat16, float32, float64, datetime64, timedelta64.
+    mode
+        ``"reversible"``, ``"fixed_accuracy"``, ``"fixed_rate"``, ``"fixed_precision"`` or
+        ``"expert"``.
+    **params
+        The mode's parameters: ``tolerance``; ``rate``; ``precision``; or ``minbits``,
+        ``maxbits``, ``maxprec`` and ``minexp``.
+
+    Returns
+    -------
+    bytes
+        The zfp stream (a multiple of 8 bytes; empty for a zero-size array).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Invalid parameters, an unsupported dtype or shape, non-finite values in a lossy mode, or
+        uint32/uint64 values that zarrs would clamp.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compress(np.arange(4, dtype="int8"), "reversible").hex()
+    '0850020000000000'
+    >>> len(compress(np.zeros((8, 8)), "fixed_rate", rate=4))  # 2-D: 4 * 4 bits per value
+    128
+    """
+    zmode = _Mode.from_params(mode, params)
+    a = np.asarray(arr)
+    plan = _check(_native(a.dtype), zmode)
+    shape = a.shape
+    _check_shape(shape)
+    if a.size == 0:
+        return b""
+    work = _prepare(a, plan, zmode)
+    lib = _libzfp.load()
+    zs = _open_stream(lib, zmode, plan.ztype)
+    field = bs = None
+    try:
+        field = _open_field(lib, _address(work), plan.ztype, shape)
+        capacity = int(lib.zfp_stream_maximum_size(zs, field))
+        out = _scratch(capacity)
+        bs = lib.stream_open(_address(out), capacity)
+        if not bs:
+            raise MemoryError("libzfp could not allocate a bitstream")
+        lib.zfp_stream_set_bit_stream(zs, bs)
+        lib.zfp_stream_rewind(zs)
+        size = int(lib.zfp_compress(zs, field))
+    finally:
+        if bs:
+            lib.stream_close(bs)
+        if field:
+            lib.zfp_field_free(field)
+        lib.zfp_stream_close(zs)
+    if size == 0 or size > capacity:
+        raise RuntimeError(f"zfp_compress failed (returned {size}, capacity {capacity})")
+    return out[:size].tobytes()
+
+
+# --------------------------------------------------------------------------------------------
+# decompression
+
+
+def _as_bytes_array(buf: Any) -> np.ndarray:
+    if isinstance(buf, np.ndarray):
+        if not buf.flags.c_contiguous:
+            buf = np.ascontiguousarray(buf)
+        return buf.reshape(-1).view(np.uint8)
+    return np.frombuffer(memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf, np.uint8)
+
+
+def decompress(
+    buf: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    mode: str,
+    *,
+    out: Optional[np.ndarray] = None,
+    **params: Any,
+) -> np.ndarray:
+    """Decompress a headerless zfp stream into an array of the given shape and dtype.
+
+    Parameters
+    ----------
+    buf
+        The stream: bytes, bytearray, memoryview, a numpy array, or any buffer.
+    shape, dtype
+        Shape (0- to 4-D) and dtype of the array that was compressed.
+    mode, **params
+        The compression mode and its parameters, as given to :func:`compress`.
+    out
+        Optional C-contiguous, writeable array of ``dtype`` with ``prod(shape)`` elements to decode
+        into (it is returned, reshaped to ``shape``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The decoded array.
+
+    Raises
+    ------
+    ValueError
+        If the stream is truncated, corrupt (its end does not fall at the end of the bytes), has
+        bytes after its end, or cannot be a stream for this shape, dtype and mode.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> decompress(bytes.fromhex("0850020000000000"), (4,), "int8", "reversible")
+    array([0, 1, 2, 3], dtype=int8)
+    >>> decompress(bytes.fromhex("08500200"), (4,), "int8", "reversible")
+    Traceback (most recent call last):
+    ...
+    ValueError: zfp stream of 4 bytes is not a whole number of 64-bit words: it is truncated or corrupt
+    """
+    zmode = _Mode.from_params(mode, params)
+    dt_req = np.dtype(dtype)
+    plan = _check(_native(dt_req), zmode)
+    shape = tuple(int(n) for n in shape)
+    _check_shape(shape)
+    src = _as_bytes_array(buf)
+    n = src.size
+    count = math.prod(shape)
+
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+        if out.dtype != plan.dtype or out.size != count or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(
+                f"out must be a writeable C-contiguous {plan.dtype} array of {count} elements, "
+                f"got {out.dtype} array of shape {out.shape}"
+            )
+        result = out.reshape(shape)
+    else:
+        result = np.empty(shape, dtype=plan.dtype)
+
+    if count == 0:
+        if n:
+            raise ValueError(f"a zero-size array of shape {shape} has an empty zfp stream, got {n} bytes")
+        return _finish_dtype(result, dt_req)
+    if n % 8:
+        raise ValueError(
+            f"zfp stream of {n} bytes is not a whole number of 64-bit words: it is truncated or corrupt"
+        )
+
+    if plan.kind in ("direct", "uint"):
+        work = result.view(plan.work)
+    else:
+        work = np.empty(shape, dtype=plan.work)
+
+    lib = _libzfp.load()
+    zs = _open_stream(lib, zmode, plan.ztype)
+    field = bs = None
+    try:
+        field = _open_field(lib, _address(work), plan.ztype, shape)
+        capacity = int(lib.zfp_stream_maximum_size(zs, field))
+        if n > capacity:
+            raise ValueError(
+                f"zfp stream of {n} bytes is longer than any stream for shape {shape}, "
+                f"{_dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
+                "corrupt, or decoded with the wrong shape/dtype/configuration"
+            )
+        # libzfp does not check the end of its buffer: decode from a copy at least as large as the
+        # largest stream for this field, so a truncated or corrupt stream stays inside our memory.
+        # (Bytes after n may be stale, but reading them always ends with consumed > n: an error.)
+        size = capacity + 8
+        padded = _scratch(size)
+        padded[:n] = src
+        bs = lib.stream_open(_address(padded), size)
+        if not bs:
+            raise MemoryError("libzfp could not allocate a bitstream")
+        lib.zfp_stream_set_bit_stream(zs, bs)
+        lib.zfp_stream_rewind(zs)
+        consumed = int(lib.zfp_decompress(zs, field))
+    finally:
+        if bs:
+            lib.stream_close(bs)
+        if field:
+            lib.zfp_field_free(field)
+        lib.zfp_stream_close(zs)
+    if consumed > size:  # pragma: no cover - would be a libzfp bug
+        raise RuntimeError(f"libzfp read {consumed} bytes from a {size}-byte buffer")
+    if consumed == 0 or consumed > n:
+        raise ValueError(
+            f"zfp stream is truncated or corrupt: decoding shape {shape} "
+            f"{_dtype_label(plan.dtype)} ({zmode.name}) needs {consumed} bytes, got {n}"
+        )
+    if consumed < n:
+        raise ValueError(
+            f"zfp stream is corrupt or decoded with the wrong shape/dtype/configuration: it ends "
+            f"after {consumed} bytes, but {n} bytes were given ({n - consumed} extra)"
+        )
+
+    kind = plan.kind
+    if kind == "uint":
+        np.maximum(work, 0, out=work)  # zarrs maps negative decoded values to 0
+    elif kind == "promote":
+        bits = plan.bits
+        np.right_shift(work, 31 - bits, out=work)
+        if plan.dtype.kind == "u":
+            work += 1 << (bits - 1)
+            np.clip(work, 0, (1 << bits) - 1, out=work)
+        else:
+            np.clip(work, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, out=work)
+        result[...] = work
+    elif kind == "float":
+        result[...] = work
+    return _finish_dtype(result, dt_req)
+
+
+def _finish_dtype(result: np.ndarray, dt_req: np.dtype) -> np.ndarray:
+    if result.dtype != dt_req:  # non-native byte order requested
+        return result.astype(dt_req)
+    return result

@@ -1,0 +1,55 @@
+"""zarr v3 ``zfp`` (also read and written as ``zarrs.zfp``) and ``numcodecs.zfp``.
+
+An array -> bytes codec that takes the chunk's shape and dtype from the chunk spec. ``Zfp`` writes
+the name it was read or created with: ``zfp`` by default, ``Zfp(name="zarrs.zfp", ...)`` for
+readers that only know the old name. Chunks are byte-identical to zarrs'.
+
+Examples
+--------
+>>> import numpy as np, zarr
+>>> from numcodecs_ext.zarr3.zfp import Zfp
+>>> z = zarr.create_array({}, shape=(8, 8), chunks=(4, 4), dtype="float32",
+...                       serializer=Zfp(mode="fixed_accuracy", tolerance=1e-3))
+>>> z[:] = np.linspace(0, 1, 64, dtype="float32").reshape(8, 8)
+>>> bool(np.abs(z[:] - np.linspace(0, 1, 64).reshape(8, 8)).max() <= 1e-3)
+True
+>>> Zfp(mode="reversible", name="zarrs.zfp").to_dict()
+{'name': 'zarrs.zfp', 'configuration': {'mode': 'reversible'}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..codecs.zfp import Zfp as _Zfp
+from ._base import ADAPTER_PREFIX, AdapterMixin, ArrayBytesV3
+
+__all__ = ["NumcodecsZfp", "Zfp"]
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class Zfp(ArrayBytesV3):
+    """zarr v3 ``zfp`` codec, e.g. ``Zfp(mode="fixed_rate", rate=8)`` (or ``name="zarrs.zfp"``)."""
+
+    numcodecs_class = _Zfp
+    spec_names = ("zfp", "zarrs.zfp")
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class NumcodecsZfp(AdapterMixin, ArrayBytesV3):
+    """``numcodecs.zfp``: the numcodecs codec under zarr's adapter naming and configuration."""
+
+    numcodecs_class = _Zfp
+    spec_names = ()
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return (ADAPTER_PREFIX + "zfp",)
+
+    def _configuration(self) -> dict[str, Any]:
+        # shape/dtype come from the chunk spec in zarr v3; keep them out of the metadata.
+        config = super()._configuration()
+        config.pop("shape", None)
+        config.pop("dtype", None)
+        return config
