@@ -371,7 +371,8 @@ def scalar_from_json(data: JSON, dtype: DTypeLike, *, what: str = "value") -> np
 
 
 def _float_to_json(value: np.ndarray, dtype: np.dtype) -> JSON:
-    f = float(value.astype(np.float64))
+    with np.errstate(invalid="ignore"):  # a signalling NaN warns when widened; its bits are kept below
+        f = float(value.astype(np.float64))
     if math.isnan(f):
         canonical = np.array(np.nan).astype(dtype).view(_uint_view(dtype))
         bits = value.view(_uint_view(dtype))
