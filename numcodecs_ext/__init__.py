@@ -17,6 +17,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._registry import register_all
+from .codecs.cast_value import CastValue
+from .codecs.scale_offset import ScaleOffset
 from .codecs.transpose import Transpose
 from .codecs.zfp import Zfp
 
@@ -25,6 +27,6 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-__all__ = ["Transpose", "Zfp", "__version__"]
+__all__ = ["CastValue", "ScaleOffset", "Transpose", "Zfp", "__version__"]
 
 register_all()

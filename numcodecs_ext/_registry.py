@@ -15,6 +15,8 @@ import numcodecs
 #: numcodecs id -> "module:Class" of the numcodecs codec.
 NUMCODECS: dict[str, str] = {
     "transpose": "numcodecs_ext.codecs.transpose:Transpose",
+    "scale_offset": "numcodecs_ext.codecs.scale_offset:ScaleOffset",
+    "cast_value": "numcodecs_ext.codecs.cast_value:CastValue",
     "zfp": "numcodecs_ext.codecs.zfp:Zfp",
     "zarrs.zfp": "numcodecs_ext.codecs.zfp:Zfp",
 }
@@ -23,14 +25,25 @@ NUMCODECS: dict[str, str] = {
 ZARR: dict[str, str] = {
     "transpose": "numcodecs_ext.zarr3.transpose:Transpose",
     "numcodecs.transpose": "numcodecs_ext.zarr3.transpose:NumcodecsTranspose",
+    "scale_offset": "numcodecs_ext.zarr3.scale_offset:ScaleOffset",
+    "numcodecs.scale_offset": "numcodecs_ext.zarr3.scale_offset:NumcodecsScaleOffset",
+    "cast_value": "numcodecs_ext.zarr3.cast_value:CastValue",
+    "numcodecs.cast_value": "numcodecs_ext.zarr3.cast_value:NumcodecsCastValue",
     "zfp": "numcodecs_ext.zarr3.zfp:Zfp",
     "zarrs.zfp": "numcodecs_ext.zarr3.zfp:Zfp",
     "numcodecs.zfp": "numcodecs_ext.zarr3.zfp:NumcodecsZfp",
 }
 
-#: Names that zarr also implements itself, and whose implementation zarr uses unless configured.
-#: ``transpose`` is pinned to zarr's own class by zarr's default config; nothing to do for it.
-ZARR_DEFAULTS: dict[str, str] = {}
+#: Names that zarr (>= 3.2) or other packages (cast-value) also implement and that zarr's default
+#: config does not pin: with several implementations and no config entry zarr warns on every use
+#: and picks one at random. We pin ours unless the user configured ``codecs.<name>``: it needs no
+#: Rust package, and it follows the spec where zarr 3.4.2 does not (see README), while writing
+#: byte-identical chunks wherever zarr is right, so arrays stay exchangeable both ways.
+#: ``transpose`` is pinned to zarr's own class by zarr's default config; we leave that alone.
+ZARR_DEFAULTS: dict[str, str] = {
+    "scale_offset": ZARR["scale_offset"],
+    "cast_value": ZARR["cast_value"],
+}
 
 
 def _load(path: str) -> Any:

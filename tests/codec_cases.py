@@ -63,3 +63,22 @@ CODEC_CASES += [
     CodecCase("zfp-precision-shape-dtype", Zfp(mode="fixed_precision", precision=40, shape=[12, 13], dtype="float64"),
               _field((12, 13)), tolerance=1e-6, kind="bytes", decode_kwargs=lambda a: {}),
 ]
+
+# --- scale_offset and cast_value --------------------------------------------------------------
+from numcodecs_ext.codecs.cast_value import CastValue  # noqa: E402
+from numcodecs_ext.codecs.scale_offset import ScaleOffset  # noqa: E402
+
+_with_nan = _field((20, 30)) * 50 + 100
+_with_nan[3, :7] = np.nan
+CODEC_CASES += [
+    CodecCase("cast_value-f8-u1-nanmap",
+              CastValue(data_type="uint8", out_of_range="clamp", dtype="float64",
+                        scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}),
+              np.round(np.clip(_with_nan, 1, 255)), fill_value=float("nan")),
+    CodecCase("cast_value-i4-i2", CastValue(data_type="int16", dtype="int32"),
+              rng.integers(-30000, 30000, (7, 9)).astype("int32")),
+    CodecCase("scale_offset-f8", ScaleOffset(offset=-10, scale=0.5, dtype="float64"),
+              np.arange(-40, 40, dtype="float64").reshape(8, 10) / 2, fill_value=float("nan")),
+    CodecCase("scale_offset-u2", ScaleOffset(offset=1000, scale=2, dtype="uint16"),
+              rng.integers(1000, 30000, (6, 11)).astype("uint16"), fill_value=1000),
+]

@@ -73,6 +73,85 @@ CODEC_FIXTURES["zfp"]["reversible-float32-specials"] = (
 )
 
 
+_NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+CODEC_FIXTURES["cast_value"] = {
+    "f8-u1-clamp-nanmap": (
+        {"id": "cast_value", "data_type": "uint8", "out_of_range": "clamp", "scalar_map": _NAN_MAP,
+         "dtype": "float64"},
+        np.array([np.nan, 1.4, 2.5, 300.0, -3.0, 254.5, 3.5, 0.5]),
+    ),
+    "f8-u1-spec-numpy-example": (
+        {"id": "cast_value", "data_type": "uint8", "rounding": "towards-zero", "out_of_range": "wrap",
+         "scalar_map": {"encode": [["NaN", 0], ["+Infinity", 0], ["-Infinity", 0]]}, "dtype": "float64"},
+        np.array([1.9, -1.9, 300.7, np.nan, np.inf, 12.0]),
+    ),
+    "f4-bf16-towards-zero": (
+        {"id": "cast_value", "data_type": "bfloat16", "rounding": "towards-zero", "dtype": "float32"},
+        np.linspace(-3, 3, 33, dtype="float32"),
+    ),
+    "f8-int4-clamp": (
+        {"id": "cast_value", "data_type": "int4", "out_of_range": "clamp", "dtype": "float64"},
+        np.linspace(-10, 10, 21),
+    ),
+    "f8-f2-nearest-even": (
+        {"id": "cast_value", "data_type": "float16", "dtype": "float64"},
+        np.array([1.0004882812500002, 65519.99999999999, -0.0, 1e-8, np.nan, -np.inf, 3.14159]),
+    ),
+    "i8-f4-towards-positive": (
+        {"id": "cast_value", "data_type": "float32", "rounding": "towards-positive", "dtype": "int64"},
+        np.array([2**53 + 1, -(2**62) - 1, 16777217, 0, -5], dtype="int64"),
+    ),
+    "u2-u1-hex-map": (
+        {"id": "cast_value", "data_type": "uint8", "out_of_range": "clamp", "dtype": "uint16",
+         "scalar_map": {"encode": [[65535, 255]], "decode": [[255, 65535]]}},
+        np.array([0, 1, 254, 300, 65535], dtype="uint16"),
+    ),
+}
+CODEC_FIXTURES["scale_offset"] = {
+    "f8-spec-example": ({"id": "scale_offset", "offset": -10, "scale": 0.1, "dtype": "float64"},
+                        np.linspace(0, 2540, 50)),
+    "f4-nan-hex-offset": ({"id": "scale_offset", "offset": "0x3f800000", "scale": 4, "dtype": "float32"},
+                          np.array([1, 2.5, np.nan, -np.inf, 0.25], dtype="float32")),
+    "u2-range-reduction": ({"id": "scale_offset", "offset": 1000, "dtype": "uint16"},
+                           np.arange(1000, 1256, dtype="uint16")),
+    "i8-scale": ({"id": "scale_offset", "offset": -(2**40), "scale": 3, "dtype": "int64"},
+                 np.array([0, 1, -(2**40), 2**40, 12345678901], dtype="int64")),
+    "default-noop": ({"id": "scale_offset", "dtype": "int16"}, np.array([-3, 0, 7], dtype="int16")),
+}
+
+
+def _nan_uint8_pipeline(path: Path, adapter: bool) -> np.ndarray:
+    """The cast_value spec's example: float64 with NaN stored as uint8 through scale_offset."""
+    import zarr
+
+    from numcodecs_ext import zarr3
+
+    so, cv = (zarr3.NumcodecsScaleOffset, zarr3.NumcodecsCastValue) if adapter else (zarr3.ScaleOffset, zarr3.CastValue)
+    data = np.full((4, 10), np.nan)
+    data[1:3, 2:8] = np.round(_field((2, 6)) - 270, 1)
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(2, 5), dtype="float64", fill_value=float("nan"),
+                          filters=[so(offset=-10, scale=0.1),
+                                   cv(data_type="uint8", rounding="nearest-even", scalar_map=_NAN_MAP)],
+                          compressors=None)
+    z[...] = data
+    return np.asarray(z[...])
+
+
+def _nan_uint8_pipeline_v2(path: Path) -> np.ndarray:
+    import zarr
+
+    from numcodecs_ext import CastValue, ScaleOffset
+
+    data = np.full((4, 10), np.nan)
+    data[1:3, 2:8] = np.round(_field((2, 6)) - 270, 1)
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(2, 5), dtype="float64", zarr_format=2,
+                          fill_value=float("nan"), compressors=None,
+                          filters=[ScaleOffset(offset=-10, scale=0.1, dtype="float64"),
+                                   CastValue(data_type="uint8", scalar_map=_NAN_MAP, dtype="float64")])
+    z[:2] = data[:2]  # a partial write: the second row of chunks stays unwritten (fill value)
+    return np.asarray(z[...])
+
+
 def _zfp_v3(path: Path) -> np.ndarray:
     import zarr
 
@@ -155,4 +234,7 @@ ZARR_FIXTURES: dict[str, Callable[[Path], np.ndarray]] = {
     "zfp_v3.zarr": _zfp_v3,
     "zfp_fixed_accuracy_zarrs_name_v3.zarr": _zfp_lossy_named_zarrs_v3,
     "zfp_v2.zarr": _zfp_v2,
+    "scale_offset_cast_value_v3.zarr": lambda p: _nan_uint8_pipeline(p, adapter=False),
+    "scale_offset_cast_value_adapter_v3.zarr": lambda p: _nan_uint8_pipeline(p, adapter=True),
+    "scale_offset_cast_value_v2.zarr": _nan_uint8_pipeline_v2,
 }

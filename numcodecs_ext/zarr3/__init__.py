@@ -4,7 +4,18 @@ Importing this module needs zarr. zarr finds these classes through the ``zarr.co
 points without importing numcodecs_ext first.
 """
 
+from .cast_value import CastValue, NumcodecsCastValue
+from .scale_offset import NumcodecsScaleOffset, ScaleOffset
 from .transpose import NumcodecsTranspose, Transpose
 from .zfp import NumcodecsZfp, Zfp
 
-__all__ = ["NumcodecsTranspose", "NumcodecsZfp", "Transpose", "Zfp"]
+__all__ = [
+    "CastValue",
+    "NumcodecsCastValue",
+    "NumcodecsScaleOffset",
+    "NumcodecsTranspose",
+    "NumcodecsZfp",
+    "ScaleOffset",
+    "Transpose",
+    "Zfp",
+]

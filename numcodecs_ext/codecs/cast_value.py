@@ -1,0 +1,315 @@
+"""The ``cast_value`` codec for numcodecs (zarr v2 filters, standalone use) and zarr v3."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
+from ..dtypes import dtype_kind, dtype_name, parse_dtype, scalar_from_json
+from ._base import ExtCodec, as_array, check_keys
+
+__all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
+
+_SPEC_KEYS = ["data_type", "rounding", "out_of_range", "scalar_map"]
+
+
+def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
+    """Parse ``value`` as a data type that is an integer or real float type, or raise naming it."""
+    try:
+        dt = parse_dtype(value)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"codec {codec_id!r}: {key}={value!r} is not valid: {e}") from None
+    kind = dtype_kind(dt)
+    if kind not in ("int", "uint", "float"):
+        raise TypeError(
+            f"codec {codec_id!r}: {key}={value!r} is a {kind} type; only integer and real "
+            f"floating-point types are valid (int2..int64, uint2..uint64, float16/32/64, "
+            f"bfloat16, float8_*, float6_*, float4_e2m1fn)"
+        )
+    return dt
+
+
+def json_scalar(value: Any, codec_id: str, key: str) -> Any:
+    """A parameter as JSON (numpy scalars become numbers; "+Infinity" is written "Infinity")."""
+    if isinstance(value, np.generic):
+        if isinstance(value, np.bool_):
+            raise TypeError(f"codec {codec_id!r}: {key}={value!r} must be a number, not a bool")
+        if isinstance(value, np.integer):
+            return int(value)
+        f = float(np.asarray(value).astype(np.float64))
+        if np.isnan(f):
+            from ..dtypes import scalar_to_json
+
+            return scalar_to_json(value, value.dtype)
+        value = f
+    if isinstance(value, float):
+        if np.isnan(value):
+            return "NaN"
+        if np.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(
+            f"codec {codec_id!r}: {key}={value!r} must be a JSON scalar: a number, 'NaN', "
+            f"'Infinity', '-Infinity' or a hex bit pattern such as '0x7fc00000'"
+        )
+    if value == "+Infinity":
+        return "Infinity"  # accepted on read, never written
+    return value
+
+
+def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"codec 'cast_value': scalar_map={value!r} must be an object with optional keys "
+            f"'encode' and 'decode', each a list of [input, output] pairs"
+        )
+    unknown = sorted(set(value) - {"encode", "decode"})
+    if unknown:
+        raise ValueError(
+            f"codec 'cast_value': scalar_map has unknown key(s) {unknown}; valid keys are "
+            f"'encode' and 'decode'"
+        )
+    out: dict[str, list[list[Any]]] = {}
+    for direction in ("encode", "decode"):
+        if direction not in value:
+            continue
+        entries = value[direction]
+        if isinstance(entries, Mapping):
+            entries = list(entries.items())
+        if not isinstance(entries, Sequence) or isinstance(entries, str):
+            raise TypeError(
+                f"codec 'cast_value': scalar_map[{direction!r}]={entries!r} must be a list of "
+                f"[input, output] pairs"
+            )
+        parsed = []
+        for entry in entries:
+            if isinstance(entry, str) or not isinstance(entry, Sequence) or len(entry) != 2:
+                raise ValueError(
+                    f"codec 'cast_value': scalar_map[{direction!r}] entry {entry!r} must be a "
+                    f"pair [input, output]"
+                )
+            key = f"scalar_map[{direction!r}]"
+            parsed.append([json_scalar(entry[0], "cast_value", key),
+                           json_scalar(entry[1], "cast_value", key)])
+        out[direction] = parsed
+    return out
+
+
+class CastValue(ExtCodec):
+    """Convert values to another numeric data type (zarr ``cast_value`` codec).
+
+    Each element is (1) replaced if it matches a ``scalar_map`` key, else (2) kept if the target
+    holds it exactly, else (3) rounded with ``rounding`` and then brought into range with
+    ``out_of_range``; anything else is an error. Every conversion rounds once, correctly.
+
+    Parameters
+    ----------
+    data_type : str
+        Target type: a zarr v3 name (``"uint8"``, ``"bfloat16"``, ``"float8_e4m3"``, ``"int4"``...)
+        or a numpy spelling (``"<u2"``); written back as the zarr v3 name.
+    rounding : str
+        ``"nearest-even"`` (default), ``"towards-zero"``, ``"towards-positive"``,
+        ``"towards-negative"`` or ``"nearest-away"``.
+    out_of_range : {"clamp", "wrap"}, optional
+        ``"clamp"`` saturates (to ±Infinity for float targets that have it), ``"wrap"`` is
+        two's-complement wrapping (integer targets only). Unset: out-of-range values are errors.
+    scalar_map : dict, optional
+        ``{"encode": [[in, out], ...], "decode": [[in, out], ...]}`` with scalars as zarr v3
+        fill-value JSON (``"NaN"`` matches every NaN; a hex NaN matches its exact bit pattern;
+        other keys match by value). The first entry with a given key wins; entries never chain.
+    dtype : str, optional
+        numcodecs only: the decoded (source) dtype, which standalone and zarr v2 decoding need to
+        interpret bytes. zarr v3 takes it from the array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codec = CastValue(data_type="uint8", out_of_range="clamp",
+    ...                   scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
+    ...                   dtype="float64")
+    >>> enc = codec.encode(np.array([np.nan, 1.4, 2.5, 300.0]))
+    >>> enc
+    array([  0,   1,   2, 255], dtype=uint8)
+    >>> codec.decode(enc)
+    array([ nan,   1.,   2., 255.])
+    """
+
+    codec_id = "cast_value"
+
+    def __init__(
+        self,
+        data_type: Any,
+        rounding: str = "nearest-even",
+        out_of_range: str | None = None,
+        scalar_map: Mapping[str, Any] | None = None,
+        dtype: Any = None,
+    ) -> None:
+        self.data_type = check_numeric_dtype(self.codec_id, "data_type", data_type)
+        if rounding not in ROUNDING_MODES:
+            raise ValueError(
+                f"codec 'cast_value': rounding={rounding!r} is not valid; valid values are "
+                f"{', '.join(map(repr, ROUNDING_MODES))}"
+            )
+        if out_of_range is not None and out_of_range not in OUT_OF_RANGE_MODES:
+            raise ValueError(
+                f"codec 'cast_value': out_of_range={out_of_range!r} is not valid; valid values "
+                f"are 'clamp', 'wrap', or leaving it unset (out-of-range values are errors)"
+            )
+        if out_of_range == "wrap" and dtype_kind(self.data_type) == "float":
+            raise ValueError(
+                f"codec 'cast_value': out_of_range='wrap' is only valid for integer targets, "
+                f"not data_type={dtype_name(self.data_type)!r}; use 'clamp' or leave it unset"
+            )
+        self.rounding = rounding
+        self.out_of_range = out_of_range
+        self.scalar_map = _parse_scalar_map(scalar_map)
+        self.dtype = None if dtype is None else check_numeric_dtype(self.codec_id, "dtype", dtype)
+        self._maps: dict[tuple[np.dtype, str], list[tuple[Any, Any]]] = {}
+        # the target side of every entry is known now; the source side when the source is
+        self._entries(None, "encode")
+        self._entries(None, "decode")
+        if self.dtype is not None:
+            self._entries(self.dtype, "encode")
+            self._entries(self.dtype, "decode")
+
+    # --- configuration ----------------------------------------------------------------------
+    def _spec_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"data_type": dtype_name(self.data_type)}
+        if self.rounding != "nearest-even":
+            config["rounding"] = self.rounding
+        if self.out_of_range is not None:
+            config["out_of_range"] = self.out_of_range
+        if self.scalar_map is not None:
+            config["scalar_map"] = {k: [list(e) for e in v] for k, v in self.scalar_map.items()}
+        return config
+
+    def _config(self) -> dict[str, Any]:
+        config = self._spec_config()
+        if self.dtype is not None:
+            config["dtype"] = dtype_name(self.dtype)
+        return config
+
+    def v3_configuration(self) -> dict[str, Any]:
+        """The zarr v3 ``cast_value`` configuration (only non-default keys, no ``dtype``)."""
+        return self._spec_config()
+
+    @classmethod
+    def from_v3_configuration(cls, configuration: Mapping[str, Any]) -> CastValue:
+        """Build from a zarr v3 configuration; any key the spec does not define is an error."""
+        check_keys(cls.codec_id, dict(configuration), _SPEC_KEYS, required=("data_type",))
+        return cls(**configuration)
+
+    # --- scalar map -----------------------------------------------------------------------------
+    def _entries(self, source: np.dtype | None, direction: str) -> list[tuple[Any, Any]]:
+        """Decoded (key, value) pairs for ``direction`` and source dtype (validated once)."""
+        cache_key = (source, direction)
+        if cache_key in self._maps:
+            return self._maps[cache_key]
+        raw = (self.scalar_map or {}).get(direction, [])
+        entries = []
+        for i, (k, v) in enumerate(raw):
+            where = f"codec 'cast_value': scalar_map[{direction!r}][{i}]"
+            kdt, vdt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
+            key = scalar_from_json(k, kdt, what=f"{where} input") if kdt is not None else None
+            val = scalar_from_json(v, vdt, what=f"{where} output") if vdt is not None else None
+            entries.append((key, val))
+        self._maps[cache_key] = entries
+        return entries
+
+    # --- the codec ------------------------------------------------------------------------------
+    def _source_for(self, dtype: np.dtype) -> np.dtype:
+        dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
+        if self.dtype is not None and dt != self.dtype:
+            raise ValueError(
+                f"codec 'cast_value': configured dtype={dtype_name(self.dtype)!r} but the array "
+                f"is {dtype_name(dt)!r}"
+            )
+        return dt
+
+    def _encode_array(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        src = self._source_for(arr.dtype)
+        return cast_array(arr, self.data_type, rounding=self.rounding,
+                          out_of_range=self.out_of_range,
+                          scalar_map=self._entries(src, "encode"), out=out)
+
+    def _decode_array(self, arr: np.ndarray, dtype: np.dtype,
+                      out: np.ndarray | None = None) -> np.ndarray:
+        src = self._source_for(dtype)
+        mode = self.out_of_range
+        if mode == "wrap" and dtype_kind(src) == "float":
+            mode = None  # wrap only applies to integer outputs; to a float, out-of-range errors
+        return cast_array(arr, src, rounding=self.rounding, out_of_range=mode,
+                          scalar_map=self._entries(src, "decode"), out=out)
+
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
+                     ) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """The encoded chunk spec; the fill value must survive encode then decode unchanged."""
+        src = self._source_for(dtype)
+        fill = np.array(fill_value, dtype=src) if not isinstance(fill_value, np.ndarray) else (
+            fill_value.astype(src))
+        try:
+            enc = self._encode_array(fill)
+            dec = self._decode_array(enc, src)
+        except ValueError as e:
+            raise ValueError(
+                f"codec 'cast_value': the fill value {fill[()]!r} cannot be cast to "
+                f"{dtype_name(self.data_type)} and back: {e}"
+            ) from None
+        same = bool(dec == fill) or bool(np.isnan(dec.astype(np.float64))
+                                         and np.isnan(fill.astype(np.float64)))
+        if not same:
+            raise ValueError(
+                f"codec 'cast_value': the fill value {fill[()]!r} does not survive the round trip "
+                f"({dtype_name(src)} -> {enc[()]!r} -> {dec[()]!r}); the spec requires it to. "
+                f"Choose a fill value the target holds exactly, or add scalar_map entries for it "
+                f"in both directions"
+            )
+        return shape, self.data_type, enc[()]
+
+    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        return self._encode_array(np.asarray(arr))
+
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        enc = _typed(np.asarray(arr), self.data_type).reshape(shape)
+        return self._decode_array(enc, np.dtype(dtype))
+
+    # numcodecs API
+    def encode(self, buf: Any) -> np.ndarray:
+        arr = as_array(buf)
+        if not isinstance(buf, np.ndarray) and self.dtype is not None:
+            arr = _typed(arr, self.dtype)
+        return self._encode_array(arr)
+
+    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+        enc = _typed(as_array(buf), self.data_type)
+        if out is not None:
+            out = as_array(out)
+            dtype = out.dtype
+            if out.flags.c_contiguous and out.dtype.isnative:
+                return self._decode_array(enc.reshape(out.shape), dtype, out=out)
+            np.copyto(out, self._decode_array(enc.reshape(out.shape), dtype))
+            return out
+        if self.dtype is None:
+            raise ValueError(
+                "codec 'cast_value': decoding needs the decoded dtype; configure dtype=... or "
+                "pass out= (an array of the decoded dtype and shape)"
+            )
+        return self._decode_array(enc, self.dtype)
+
+
+def _typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``arr`` as ``dtype``: itself if it already is, else its bytes reinterpreted."""
+    if arr.dtype.newbyteorder("=") == dtype:
+        return arr
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    if flat.nbytes % dtype.itemsize:
+        raise ValueError(
+            f"a buffer of {flat.nbytes} bytes does not hold whole {dtype_name(dtype)} items"
+        )
+    return flat.view(np.uint8).view(dtype)

@@ -1,0 +1,166 @@
+"""The ``scale_offset`` codec for numcodecs (zarr v2 filters, standalone use) and zarr v3."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..core import scale_offset as core
+from ..dtypes import dtype_name, scalar_from_json
+from ._base import ExtCodec, as_array, check_keys
+from .cast_value import _typed, check_numeric_dtype, json_scalar
+
+__all__ = ["ScaleOffset"]
+
+_SPEC_KEYS = ["offset", "scale"]
+
+
+def _is_default(value: Any, default: int) -> bool:
+    return not isinstance(value, str) and value == default
+
+
+class ScaleOffset(ExtCodec):
+    """``(x - offset) * scale`` on encode, ``x / scale + offset`` on decode (zarr ``scale_offset``).
+
+    Arithmetic stays in the array's own dtype: float32 stays float32 whatever the parameters;
+    integers never overflow silently (any unrepresentable intermediate or result is an error,
+    int64 and uint64 included) and integer decoding divides exactly. Pair it with
+    :class:`~numcodecs_ext.codecs.cast_value.CastValue` to store floats as small integers.
+
+    Parameters
+    ----------
+    offset, scale : number or str
+        zarr v3 fill-value JSON for the array's dtype (``5``, ``0.1``, ``"NaN"``, ``"0x3dcccccd"``),
+        or numpy scalars. Defaults 0 and 1 (then the codec is a no-op). ``scale`` must be non-zero
+        and both must be finite.
+    dtype : str, optional
+        numcodecs only: the array's dtype, which standalone and zarr v2 decoding of bytes need.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codec = ScaleOffset(offset=-10, scale=0.1, dtype="float64")
+    >>> codec.encode(np.array([0.0, 100.0, np.nan]))
+    array([ 1., 11., nan])
+    >>> codec.decode(codec.encode(np.array([0.0, 100.0])))
+    array([  0., 100.])
+    """
+
+    codec_id = "scale_offset"
+
+    def __init__(self, offset: Any = 0, scale: Any = 1, dtype: Any = None) -> None:
+        self.offset = json_scalar(offset, self.codec_id, "offset")
+        self.scale = json_scalar(scale, self.codec_id, "scale")
+        self.dtype = None if dtype is None else check_numeric_dtype(self.codec_id, "dtype", dtype)
+        self._params: dict[np.dtype, tuple[Any, Any]] = {}
+        if self.dtype is not None:
+            self._parameters(self.dtype)
+        else:  # what can be checked without a dtype
+            for key in ("offset", "scale"):
+                value = getattr(self, key)
+                if isinstance(value, str) and not value.startswith("0x"):
+                    scalar_from_json(value, "float64", what=f"codec 'scale_offset': {key}")
+            if isinstance(self.scale, (int, float)) and self.scale == 0:
+                raise ValueError("codec 'scale_offset': scale=0 is not valid; scale must be non-zero")
+
+    def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
+        """offset and scale decoded for ``dtype`` and checked (cached per dtype)."""
+        params = self._params.get(dtype)
+        if params is None:
+            dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
+            if self.dtype is not None and dt != self.dtype:
+                raise ValueError(
+                    f"codec 'scale_offset': configured dtype={dtype_name(self.dtype)!r} but the "
+                    f"array is {dtype_name(dt)!r}"
+                )
+            off = scalar_from_json(self.offset, dt, what="codec 'scale_offset': offset")
+            sc = scalar_from_json(self.scale, dt, what="codec 'scale_offset': scale")
+            try:
+                core.check_parameters(dt, off, sc)
+            except ValueError as e:
+                raise ValueError(f"codec 'scale_offset': {e}") from None
+            params = self._params[dt] = (off, sc)
+        return params
+
+    # --- configuration ----------------------------------------------------------------------
+    def v3_configuration(self) -> dict[str, Any]:
+        """The zarr v3 configuration: only the parameters that are not 0 / 1."""
+        config: dict[str, Any] = {}
+        if not _is_default(self.offset, 0):
+            config["offset"] = self.offset
+        if not _is_default(self.scale, 1):
+            config["scale"] = self.scale
+        return config
+
+    def _config(self) -> dict[str, Any]:
+        config = self.v3_configuration()
+        if self.dtype is not None:
+            config["dtype"] = dtype_name(self.dtype)
+        return config
+
+    @classmethod
+    def from_v3_configuration(cls, configuration: Mapping[str, Any]) -> ScaleOffset:
+        """Build from a zarr v3 configuration (``{}`` for the no-op); other keys are errors."""
+        check_keys(cls.codec_id, dict(configuration), _SPEC_KEYS)
+        return cls(**configuration)
+
+    # --- the codec ------------------------------------------------------------------------------
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
+                     ) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """Same shape and dtype; the fill value goes through the encoding."""
+        dt = np.dtype(dtype)
+        off, sc = self._parameters(dt)
+        fill = np.array(fill_value, dtype=dt)
+        try:
+            enc = core.encode(fill, off, sc)
+        except ValueError as e:
+            raise ValueError(
+                f"codec 'scale_offset': the array's fill value {fill[()]!r} cannot be encoded "
+                f"({e}); choose a fill value inside the encodable range"
+            ) from None
+        return shape, dt, enc[()]
+
+    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        arr = np.asarray(arr)
+        off, sc = self._parameters(arr.dtype.newbyteorder("="))
+        return core.encode(arr, off, sc)
+
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        dt = np.dtype(dtype)
+        off, sc = self._parameters(dt)
+        src = _typed(np.asarray(arr), dt).reshape(shape)
+        # In zarr's decode chain an array that owns its writeable memory is a temporary made by
+        # the codec after us (a view of store bytes never owns its data): reuse it as the output.
+        reuse = (src.flags.owndata and src.flags.writeable and src.flags.c_contiguous
+                 and src.dtype.isnative)
+        return core.decode(src, off, sc, out=src if reuse else None)
+
+    # numcodecs API
+    def encode(self, buf: Any) -> np.ndarray:
+        arr = as_array(buf)
+        if not isinstance(buf, np.ndarray) and self.dtype is not None:
+            arr = _typed(arr, self.dtype)
+        return self.encode_chunk(arr)
+
+    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+        arr = as_array(buf)
+        if out is not None:
+            out = as_array(out)
+            dt = out.dtype.newbyteorder("=")
+            off, sc = self._parameters(dt)
+            src = _typed(arr, dt).reshape(out.shape)
+            if out.flags.c_contiguous and out.dtype.isnative:
+                return core.decode(src, off, sc, out=out)
+            np.copyto(out, core.decode(src, off, sc))
+            return out
+        if self.dtype is not None:
+            arr = _typed(arr, self.dtype)
+        elif not isinstance(buf, np.ndarray):
+            raise ValueError(
+                "codec 'scale_offset': decoding bytes needs the dtype; configure dtype=... or "
+                "pass out= (an array of the decoded dtype and shape)"
+            )
+        off, sc = self._parameters(arr.dtype.newbyteorder("="))
+        return core.decode(arr, off, sc)

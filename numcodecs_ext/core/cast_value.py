@@ -1,0 +1,837 @@
+"""Value conversion between numeric data types, as the zarr ``cast_value`` codec defines it.
+
+Pure numpy (plus ml_dtypes for the narrow types); knows nothing about numcodecs or zarr.
+
+Every element is converted with a *single* correct rounding, whatever the source and target:
+float64 to float16 is rounded once (not through float32), 64-bit integers above 2**53 are rounded
+exactly, and the narrow ml_dtypes floats (bfloat16, float8/6/4) are rounded here rather than by
+ml_dtypes, whose conversions from float64 go through float32 and so round twice.
+
+The order of the spec is kept for every element: (1) the scalar map, (2) exact representation,
+(3) rounding, then the out-of-range rule. NaN and infinities going to a type that cannot hold them
+are errors unless the scalar map maps them, even with ``clamp`` or ``wrap``.
+
+Scalar-map matching: a key that is a NaN with the dtype's canonical NaN bit pattern (what the JSON
+string ``"NaN"`` decodes to) matches *every* NaN, whatever its sign or payload; a NaN key with any
+other bit pattern (written in JSON as hex, e.g. ``"0x7fc00001"``) matches exactly that bit pattern;
+every other key matches by numerical equality (so ``0`` matches both ``+0.0`` and ``-0.0``).
+Entries are matched against the input only (they never chain) and the first matching entry wins.
+
+The work is done in cache-sized blocks, so the only array as large as the data is the output.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+try:  # ml_dtypes is optional: without it the narrow types are simply unknown
+    import ml_dtypes as _ml
+except ImportError:  # pragma: no cover - ml_dtypes is installed wherever zarr>=3.1 is
+    _ml = None
+
+__all__ = [
+    "OUT_OF_RANGE_MODES",
+    "ROUNDING_MODES",
+    "NumericInfo",
+    "cast_array",
+    "cast_scalar",
+    "numeric_info",
+]
+
+ROUNDING_MODES: tuple[str, ...] = (
+    "nearest-even",
+    "towards-zero",
+    "towards-positive",
+    "towards-negative",
+    "nearest-away",
+)
+OUT_OF_RANGE_MODES: tuple[str, ...] = ("clamp", "wrap")
+
+#: elements per block: 256 KiB of float64, comfortably inside L2 with the temporaries
+BLOCK = 32768
+#: arrays with at least this many elements are split over THREADS worker threads (numpy releases
+#: the GIL inside each block's ufuncs); set THREADS = 1 to stay on the calling thread
+THREADS = min(4, os.cpu_count() or 1)
+PARALLEL_MIN = 1 << 21
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def run_parallel(parts: Sequence[Any], fn: Any) -> None:
+    """Call ``fn(part)`` for every part, on the shared worker threads when there are several."""
+    global _pool
+    if len(parts) <= 1:
+        for part in parts:
+            fn(part)
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="numcodecs_ext")
+    for future in [_pool.submit(fn, part) for part in parts]:
+        future.result()  # re-raises the first error
+
+
+def split_outer(arr: np.ndarray, out: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split ``arr``/``out`` (same shape, ``out`` C-contiguous) into THREADS C-order slabs."""
+    n = THREADS if arr.size >= PARALLEL_MIN else 1
+    if n <= 1 or arr.ndim == 0:
+        return [(arr, out)]
+    if arr.flags.c_contiguous:
+        a, o = arr.reshape(-1), out.reshape(-1)
+    else:
+        a, o = arr, out
+        if a.shape[0] < n:
+            return [(arr, out)]
+    step = -(-a.shape[0] // n)
+    return [(a[i : i + step], o[i : i + step]) for i in range(0, a.shape[0], step)]
+
+_ML_INT_NAMES = ("int2", "int4", "uint2", "uint4")
+
+
+@dataclass(frozen=True)
+class NumericInfo:
+    """What the casting kernels need to know about a numeric data type.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        Native-byte-order dtype.
+    kind : str
+        ``"int"``, ``"uint"`` or ``"float"``.
+    bits : int
+        Width in bits (2 and 4 for the sub-byte ml_dtypes integers).
+    lo, hi : int
+        Integer range (integers only).
+    precision, emin : int
+        Significand bits including the implicit one, and the exponent of the smallest normal number
+        (floats only).
+    max, min_pos : float
+        Largest finite value and smallest positive value (floats only).
+    has_inf, has_nan, has_negzero, has_zero, signed : bool
+        Which special values the float format can hold.
+    """
+
+    dtype: np.dtype
+    kind: str
+    bits: int
+    lo: int = 0
+    hi: int = 0
+    precision: int = 0
+    emin: int = 0
+    max: float = 0.0
+    min_pos: float = 0.0
+    has_inf: bool = False
+    has_nan: bool = False
+    has_negzero: bool = False
+    has_zero: bool = True
+    signed: bool = True
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind != "float"
+
+    @property
+    def name(self) -> str:
+        return str(self.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _ml_int_types() -> dict[Any, int]:
+    if _ml is None:
+        return {}
+    out = {}
+    for name in _ML_INT_NAMES:
+        t = getattr(_ml, name, None)
+        if t is not None:
+            out[np.dtype(t)] = int(name.lstrip("uint"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def numeric_info(dtype: Any) -> NumericInfo:
+    """Describe ``dtype`` (any byte order) for casting; TypeError for non-numeric types.
+
+    Examples
+    --------
+    >>> info = numeric_info(np.dtype("float16"))
+    >>> info.precision, info.emin, info.max
+    (11, -14, 65504.0)
+    >>> numeric_info(np.dtype("int8")).hi
+    127
+    """
+    dt = np.dtype(np.dtype(dtype).type)  # the canonical native instance (isbuiltin works)
+    ml_ints = _ml_int_types()
+    if dt in ml_ints:
+        info = _ml.iinfo(dt)
+        kind = "uint" if int(info.min) == 0 else "int"
+        return NumericInfo(dt, kind, ml_ints[dt], lo=int(info.min), hi=int(info.max))
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        kind = "uint" if dt.kind == "u" else "int"
+        return NumericInfo(dt, kind, dt.itemsize * 8, lo=int(info.min), hi=int(info.max))
+    if dt.kind == "f" and dt.type in (np.float16, np.float32, np.float64):
+        fi = np.finfo(dt)
+        return NumericInfo(
+            dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
+            max=float(fi.max), min_pos=float(fi.smallest_subnormal),
+            has_inf=True, has_nan=True, has_negzero=True,
+        )
+    if _ml is not None:
+        try:
+            fi = _ml.finfo(dt)
+        except (ValueError, TypeError, KeyError):
+            fi = None
+        if fi is not None and dt.kind in "Vf" and dt.itemsize <= 2:
+
+            def conv(v: float) -> float:
+                with np.errstate(all="ignore"):
+                    return float(np.array(v, np.float64).astype(dt).astype(np.float64))
+
+            negzero = conv(-0.0)
+            return NumericInfo(
+                dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
+                max=float(fi.max), min_pos=float(fi.smallest_subnormal),
+                has_inf=bool(np.isinf(conv(np.inf))), has_nan=bool(np.isnan(conv(np.nan))),
+                has_negzero=bool(negzero == 0 and np.signbit(negzero)),
+                has_zero=conv(0.0) == 0.0, signed=conv(-1.0) == -1.0,
+            )
+    raise TypeError(
+        f"data type {dt!s} is not an integer or real floating-point type; cast_value and "
+        f"scale_offset only support int2..int64, uint2..uint64, float16/32/64, bfloat16 and the "
+        f"ml_dtypes float8/float6/float4 types"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# exactness and layout helpers
+# --------------------------------------------------------------------------------------------
+
+
+def is_exact_cast(src: NumericInfo, tgt: NumericInfo) -> bool:
+    """True when every value of ``src`` (including NaN/inf/-0) converts exactly to ``tgt``."""
+    if src.is_int and tgt.is_int:
+        return tgt.lo <= src.lo and src.hi <= tgt.hi
+    if src.is_int:
+        m = max(-src.lo, src.hi)
+        return (
+            m <= 2**tgt.precision
+            and m <= tgt.max
+            and (src.lo >= 0 or tgt.signed)
+            and (src.lo > 0 or tgt.has_zero)
+        )
+    if tgt.is_int:
+        return False
+    return (
+        tgt.precision >= src.precision
+        and tgt.emin <= src.emin
+        and tgt.emin - tgt.precision <= src.emin - src.precision
+        and tgt.max >= src.max
+        and (tgt.has_inf or not src.has_inf)
+        and (tgt.has_nan or not src.has_nan)
+        and (tgt.has_negzero or not src.has_negzero)
+        and (tgt.signed or not src.signed)
+        and (tgt.has_zero or not src.has_zero)
+    )
+
+
+def iter_blocks(arr: np.ndarray, nelem: int = BLOCK) -> Iterator[tuple[np.ndarray, int, int]]:
+    """Split ``arr`` into views whose C-order flattenings are consecutive runs of ``arr.flat``.
+
+    Yields ``(view, start, stop)``; each view holds at most ``nelem`` elements unless a single
+    innermost row is longer (then it is split along its last axis).
+    """
+    start = 0
+    for view in _block_views(arr, nelem):
+        stop = start + view.size
+        yield view, start, stop
+        start = stop
+
+
+def _block_views(arr: np.ndarray, nelem: int) -> Iterator[np.ndarray]:
+    if arr.size == 0:
+        return
+    if arr.ndim == 0:
+        yield arr.reshape(1)
+        return
+    if arr.flags.c_contiguous:
+        flat = arr.reshape(-1)
+        for i in range(0, flat.size, nelem):
+            yield flat[i : i + nelem]
+        return
+    inner = arr.size // arr.shape[0]
+    if arr.ndim == 1 or inner > nelem:
+        if arr.ndim == 1:
+            for i in range(0, arr.shape[0], nelem):
+                yield arr[i : i + nelem]
+        else:
+            for i in range(arr.shape[0]):
+                yield from _block_views(arr[i], nelem)
+        return
+    step = max(1, nelem // inner)
+    for i in range(0, arr.shape[0], step):
+        yield arr[i : i + step]
+
+
+def _native(view: np.ndarray) -> bool:
+    return view.dtype.isnative and view.flags.c_contiguous
+
+
+# --------------------------------------------------------------------------------------------
+# rounding primitives (all exact: they only ever produce representable float64 values)
+# --------------------------------------------------------------------------------------------
+
+
+def _round_away(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    """Round float64 ``x`` to integers, ties away from zero, into ``out``; ``tmp`` is scratch."""
+    np.trunc(x, out=out)
+    np.subtract(x, out, out=tmp)  # exact: |x - trunc(x)| < 1
+    np.abs(tmp, out=tmp)
+    up = tmp >= 0.5
+    np.copysign(1.0, x, out=tmp)
+    np.add(out, tmp, out=out, where=up)
+
+
+def _round_to_int(x: np.ndarray, rounding: str, out: np.ndarray, tmp: np.ndarray) -> None:
+    if rounding == "nearest-even":
+        np.rint(x, out=out)
+    elif rounding == "towards-zero":
+        np.trunc(x, out=out)
+    elif rounding == "towards-positive":
+        np.ceil(x, out=out)
+    elif rounding == "towards-negative":
+        np.floor(x, out=out)
+    else:
+        _round_away(x, out, tmp)
+
+
+def _round_float_grid(
+    x: np.ndarray, tgt: NumericInfo, rounding: str, out: np.ndarray, tmp: np.ndarray
+) -> None:
+    """Round float64 ``x`` to ``tgt``'s precision (gradual underflow, unbounded exponent)."""
+    e = np.frexp(x)[1]  # x = m * 2**e, 0.5 <= |m| < 1 (e == 0 for 0, inf, nan)
+    e -= 1
+    np.maximum(e, tgt.emin, out=e)
+    e -= tgt.precision - 1  # exponent of one unit in the last place
+    np.negative(e, out=e)
+    s = tmp
+    np.ldexp(x, e, out=s)  # exact power-of-two scaling
+    scratch = np.empty_like(s)
+    _round_to_int(s, rounding, out, scratch)
+    np.negative(e, out=e)
+    np.ldexp(out, e, out=out)
+
+
+def _round_int_grid(
+    w: np.ndarray, tgt: NumericInfo, rounding: str
+) -> np.ndarray:
+    """Round 64-bit integers to ``tgt``'s precision exactly; returns float64 (unbounded range)."""
+    if w.dtype == np.int64:
+        neg = w < 0
+        mag = w.astype(np.uint64)
+        np.negative(mag, out=mag, where=neg)  # two's complement magnitude, exact for -2**63
+    else:
+        neg = np.zeros(w.shape, bool)
+        mag = w.astype(np.uint64, copy=True)
+    with np.errstate(all="ignore"):
+        bl = np.frexp(mag.astype(np.float64))[1].astype(np.int64)  # may be one too high
+    top = np.maximum(bl - 1, 0).astype(np.uint64)
+    bl -= (np.right_shift(mag, top) == 0) & (bl > 0)
+    k = np.maximum(bl - 1, tgt.emin) - (tgt.precision - 1)
+    np.maximum(k, 0, out=k)
+    ku = k.astype(np.uint64)
+    q = np.right_shift(mag, ku)
+    rem = mag - np.left_shift(q, ku)
+    half = np.where(k > 0, np.left_shift(np.uint64(1), np.maximum(ku, 1) - np.uint64(1)), 1)
+    half = half.astype(np.uint64)
+    if rounding == "nearest-even":
+        inc = (rem > half) | ((rem == half) & ((q & np.uint64(1)) == 1))
+    elif rounding == "nearest-away":
+        inc = rem >= half
+    elif rounding == "towards-zero":
+        inc = np.zeros(w.shape, bool)
+    elif rounding == "towards-positive":
+        inc = (rem > 0) & ~neg
+    else:
+        inc = (rem > 0) & neg
+    q += inc
+    r = np.ldexp(q.astype(np.float64), k.astype(np.int32))
+    np.negative(r, out=r, where=neg)
+    return r
+
+
+# --------------------------------------------------------------------------------------------
+# scalar map
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    how: str  # "nan" (any NaN), "bits" (exact bit pattern), "eq" (numerical equality)
+    key: Any  # float / int for "eq", None for "nan", raw bits (int) for "bits"
+    value_bits: np.ndarray  # 0-d unsigned-int array: the bit pattern of the value
+    key_f: float  # the key as float64 (for range pruning), nan for NaN keys
+
+
+def _bits_dtype(dt: np.dtype) -> np.dtype:
+    return np.dtype(f"u{dt.itemsize}")
+
+
+def _canonical_nan_bits(dt: np.dtype) -> int:
+    with np.errstate(all="ignore"):
+        return int(np.array(np.nan, np.float64).astype(dt).view(_bits_dtype(dt))[()])
+
+
+def _prepare_map(
+    scalar_map: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInfo
+) -> list[_Entry]:
+    entries: list[_Entry] = []
+    seen: set[tuple[str, Any]] = set()
+    any_nan_seen = False
+    for k, v in scalar_map:
+        ka = np.asarray(k)
+        if ka.dtype.newbyteorder("=") != src.dtype:
+            ka = np.asarray(k, dtype=src.dtype)
+        ka = ka.astype(src.dtype)  # native order
+        va = np.asarray(v)
+        if va.dtype.newbyteorder("=") != tgt.dtype:
+            va = np.asarray(v, dtype=tgt.dtype)
+        va = np.array(va, dtype=tgt.dtype)
+        if src.is_int:
+            how, key, kf = "eq", int(ka), float(int(ka))
+        else:
+            kf = float(ka.astype(np.float64))
+            if np.isnan(kf):
+                bits = int(ka.view(_bits_dtype(src.dtype))[()])
+                if bits == _canonical_nan_bits(src.dtype):
+                    how, key = "nan", None
+                else:
+                    how, key = "bits", bits
+            else:
+                how, key = "eq", kf
+        ident = (how, key)
+        if ident in seen or (how == "bits" and any_nan_seen):
+            continue  # the first occurrence wins
+        seen.add(ident)
+        any_nan_seen |= how == "nan"
+        entries.append(_Entry(how, key, va.view(_bits_dtype(tgt.dtype)), kf))
+    return entries
+
+
+def _match(entry: _Entry, view: np.ndarray, w: np.ndarray | None, direct: bool) -> np.ndarray:
+    """Boolean mask (1-D, C order of ``view``) of elements matching ``entry``.
+
+    ``w`` is the block widened to float64/int64 (or None); ``direct``: ``view`` is a numpy
+    builtin dtype that compares with Python scalars exactly.
+    """
+    if entry.how == "bits":
+        bits_dt = _bits_dtype(view.dtype)
+        key = np.array(entry.key, bits_dt)
+        if not view.dtype.isnative:
+            key = key.byteswap()
+        return (view.view(bits_dt) == key).reshape(-1)
+    if w is not None:
+        return np.isnan(w) if entry.how == "nan" else (w == entry.key)
+    if entry.how == "nan":
+        return np.isnan(view).reshape(-1)
+    if not direct:  # ml_dtypes: compare the exact widening
+        wide = view.astype(np.int64 if isinstance(entry.key, int) else np.float64)
+        return (wide == entry.key).reshape(-1)
+    return (view == entry.key).reshape(-1)
+
+
+def _apply_map(o: np.ndarray, masks: list[tuple[_Entry, np.ndarray]]) -> None:
+    """Write map values; reversed so that the first matching entry is written last and wins."""
+    if not masks:
+        return
+    ob = o.view(masks[0][0].value_bits.dtype)
+    for entry, mask in reversed(masks):
+        np.copyto(ob, entry.value_bits, where=mask)
+
+
+# --------------------------------------------------------------------------------------------
+# the cast
+# --------------------------------------------------------------------------------------------
+
+
+class _Cast:
+    """One configured conversion from ``src`` to ``tgt``; ``run`` fills ``out`` block by block."""
+
+    def __init__(
+        self, src: NumericInfo, tgt: NumericInfo, rounding: str, out_of_range: str | None,
+        scalar_map: Sequence[tuple[Any, Any]],
+    ) -> None:
+        if rounding not in ROUNDING_MODES:
+            raise ValueError(
+                f"rounding={rounding!r} is not valid; choose one of {', '.join(ROUNDING_MODES)}"
+            )
+        if out_of_range is not None and out_of_range not in OUT_OF_RANGE_MODES:
+            raise ValueError(
+                f"out_of_range={out_of_range!r} is not valid; choose one of "
+                f"{', '.join(OUT_OF_RANGE_MODES)}, or leave it unset to make out-of-range values "
+                f"an error"
+            )
+        if out_of_range == "wrap" and not tgt.is_int:
+            raise ValueError(
+                f"out_of_range='wrap' is only valid for integer targets, not {tgt.name}"
+            )
+        self.src, self.tgt = src, tgt
+        self.rounding, self.mode = rounding, out_of_range
+        self.entries = _prepare_map(scalar_map, src, tgt)
+        self.exact = is_exact_cast(src, tgt)
+        self.direct = src.dtype.isbuiltin == 1
+        self.via = None
+        if self.exact and not np.can_cast(src.dtype, tgt.dtype, "unsafe"):
+            self.via = np.dtype(np.int64 if src.is_int else np.float64)
+        big_int = src.is_int and src.bits == 64
+        if self.exact:
+            self.kernel = self._exact
+            self.wdtype = None
+        elif src.is_int and tgt.is_int:
+            self.kernel = self._i2i
+            self.wdtype = np.dtype(np.uint64 if src.kind == "uint" and src.bits == 64 else np.int64)
+        elif big_int:  # int64/uint64 -> float
+            self.kernel = self._i2f
+            self.wdtype = src.dtype
+        elif tgt.is_int:
+            self.kernel = self._f2i
+            self.wdtype = np.dtype(np.float64)
+        else:
+            self.kernel = self._f2f
+            self.wdtype = np.dtype(np.float64)
+        if tgt.is_int:
+            hi_f = float(tgt.hi)
+            if int(hi_f) > tgt.hi:
+                hi_f = float(np.nextafter(hi_f, -np.inf))
+            self.lo_f, self.hi_f = float(tgt.lo), hi_f
+        else:
+            # below this magnitude float64 -> numpy float rounds (nearest-even) to a finite value
+            with np.errstate(over="ignore"):
+                up = float(np.ldexp(1.0, int(np.frexp(tgt.max)[1])))
+            self.thr = tgt.max / 2 + up / 2
+        self.native_float_tgt = tgt.dtype.type in (np.float16, np.float32, np.float64)
+        self.wbuf = np.empty(BLOCK, self.wdtype) if self.wdtype is not None else None
+        self.tmp = np.empty(BLOCK, np.float64)
+        self.tmp2 = np.empty(BLOCK, np.float64)
+
+    # -- driver --------------------------------------------------------------------------------
+
+    def run(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
+        parts = split_outer(arr, out)
+        if len(parts) == 1:
+            return self._run_part(arr, out)
+        # every thread needs its own scratch buffers
+        clones = [self] + [self._clone() for _ in parts[1:]]
+        run_parallel(list(zip(clones, parts)), lambda cp: cp[0]._run_part(*cp[1]))
+        return out
+
+    def _clone(self) -> _Cast:
+        c = object.__new__(_Cast)
+        c.__dict__.update(self.__dict__)
+        c.wbuf = np.empty_like(self.wbuf) if self.wbuf is not None else None
+        c.tmp = np.empty_like(self.tmp)
+        c.tmp2 = np.empty_like(self.tmp2)
+        c.kernel = getattr(c, self.kernel.__name__)
+        return c
+
+    def _run_part(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
+        flat = out.reshape(-1)
+        with np.errstate(all="ignore"):
+            nelem = BLOCK if self.wdtype is not None else BLOCK * 2
+            for view, start, stop in iter_blocks(arr, nelem):
+                o = flat[start:stop]
+                if self.wdtype is None:
+                    self.kernel(view, None, o)
+                    continue
+                if view.dtype == self.wdtype and _native(view):
+                    w = view.reshape(-1)
+                else:
+                    w = self.wbuf[: view.size]
+                    np.copyto(w.reshape(view.shape), view, casting="unsafe")
+                self.kernel(view, w, o)
+        return out
+
+    def _masks(self, view: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
+               has_nan: bool, slack: float = 0.0, all_: bool = False
+               ) -> list[tuple[_Entry, np.ndarray]]:
+        """Masks of map entries that can match in this block (``lo``/``hi``: block range)."""
+        masks = []
+        for entry in self.entries:
+            if entry.how != "eq":
+                if not (has_nan or all_):
+                    continue
+            elif not all_ and not (lo - slack <= entry.key_f <= hi + slack):
+                continue
+            masks.append((entry, _match(entry, view, w, self.direct)))
+        return masks
+
+    @staticmethod
+    def _claimed(masks: list[tuple[_Entry, np.ndarray]], n: int) -> np.ndarray:
+        claimed = np.zeros(n, bool)
+        for _, m in masks:
+            claimed |= m
+        return claimed
+
+    def _fail(self, what: str, values: np.ndarray) -> None:
+        v = values.reshape(-1)[0]
+        raise ValueError(
+            f"cast_value cannot convert {v!r} from {self.src.name} to {self.tgt.name}: {what}"
+        )
+
+    # -- kernels ---------------------------------------------------------------------------------
+
+    def _exact(self, view: np.ndarray, w: None, o: np.ndarray) -> None:
+        # ml_dtypes has no direct cast between some of its types: go through an exact widening
+        src = view if self.via is None else view.astype(self.via)
+        np.copyto(o.reshape(view.shape), src, casting="unsafe")
+        if self.entries:  # (a pure copy: no range to prune the keys with)
+            _apply_map(o, self._masks(view, None, 0.0, 0.0, True, all_=True))
+
+    def _i2i(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
+        tgt = self.tgt
+        lo, hi = int(w.min()), int(w.max())
+        ok = tgt.lo <= lo and hi <= tgt.hi
+        masks = self._masks(view, w, lo, hi, False) if self.entries else []
+        if not ok:
+            claimed = self._claimed(masks, w.size)
+            oor = np.zeros(w.size, bool)
+            if tgt.lo > np.iinfo(w.dtype).min:
+                oor |= w < tgt.lo
+            if tgt.hi < np.iinfo(w.dtype).max:
+                oor |= w > tgt.hi
+            bad = oor & ~claimed
+            if self.mode is None and bad.any():
+                self._fail(f"outside [{tgt.lo}, {tgt.hi}] and out_of_range is not set", w[bad])
+            if self.mode == "clamp":
+                lo_c = max(tgt.lo, int(np.iinfo(w.dtype).min))
+                hi_c = min(tgt.hi, int(np.iinfo(w.dtype).max))
+                np.copyto(o, np.clip(w, w.dtype.type(lo_c), w.dtype.type(hi_c)), casting="unsafe")
+            elif self.mode == "wrap" and not tgt.dtype.isbuiltin:
+                mask = w.dtype.type(2**tgt.bits - 1)
+                shifted = (w - w.dtype.type(tgt.lo % 2**64 if w.dtype.kind == "u" else tgt.lo))
+                wrapped = (shifted & mask).astype(np.int64) + tgt.lo
+                np.copyto(o, wrapped, casting="unsafe")
+            else:  # wrap (numpy integer casts keep the low bits) or all offenders mapped
+                np.copyto(o, w, casting="unsafe")
+        else:
+            np.copyto(o, w, casting="unsafe")
+        _apply_map(o, masks)
+
+    def _f2i(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
+        tgt = self.tgt
+        r = self.tmp[: w.size]
+        _round_to_int(w, self.rounding, r, self.tmp2[: w.size])
+        lo, hi = float(r.min()), float(r.max())
+        if lo >= self.lo_f and hi <= self.hi_f:  # no NaN, no inf, nothing out of range
+            masks = self._masks(view, w, lo, hi, False, slack=1.0) if self.entries else []
+            np.copyto(o, r, casting="unsafe")
+            _apply_map(o, masks)
+            return
+        has_nan = bool(np.isnan(lo))
+        if has_nan:  # the range of the non-NaN values
+            lo, hi = float(np.fmin.reduce(r)), float(np.fmax.reduce(r))
+        masks = self._masks(view, w, lo, hi, has_nan, slack=1.0, all_=np.isnan(lo))
+        claimed: np.ndarray | None = None
+
+        def unclaimed(m: np.ndarray) -> np.ndarray:
+            nonlocal claimed
+            if claimed is None:
+                claimed = self._claimed(masks, w.size)
+            return m & ~claimed
+
+        if has_nan and not any(e.how == "nan" for e, _ in masks):
+            bad = unclaimed(np.isnan(r))
+            if bad.any():
+                self._fail(f"{tgt.name} has no NaN; map it in scalar_map", w[bad])
+        if np.isinf(lo) or np.isinf(hi):
+            bad = unclaimed(np.isinf(r))
+            if bad.any():
+                self._fail(f"{tgt.name} has no infinity; map it in scalar_map", w[bad])
+        above = None
+        if lo < self.lo_f or hi > self.hi_f:
+            if self.mode is None:
+                bad = unclaimed((r < self.lo_f) | (r > self.hi_f))
+                if bad.any():
+                    self._fail(
+                        f"rounds to a value outside [{tgt.lo}, {tgt.hi}] and out_of_range is "
+                        f"not set", w[bad],
+                    )
+                np.clip(r, self.lo_f, self.hi_f, out=r)  # only mapped values: overwritten below
+            elif self.mode == "clamp":
+                if self.hi_f != tgt.hi:
+                    above = r > self.hi_f
+                np.clip(r, self.lo_f, self.hi_f, out=r)
+            else:
+                r[np.isinf(r)] = 0.0  # mapped (checked above); fmod(inf) would be NaN
+                self._wrap_float(r, (r < self.lo_f) | (r > self.hi_f))
+        if self.mode == "wrap" and tgt.kind == "uint" and tgt.bits == 64:
+            # 2**64 - 1 and friends are not float64 values: go through int64's bit pattern
+            r[r >= 2.0**63] -= 2.0**64
+            np.copyto(o.view(np.int64), r, casting="unsafe")
+        else:
+            np.copyto(o, r, casting="unsafe")
+        if above is not None:
+            o[above] = tgt.hi  # 2**63-1 and 2**64-1 are not float64 values
+        _apply_map(o, masks)
+
+    def _wrap_float(self, r: np.ndarray, oor: np.ndarray) -> None:
+        """Replace out-of-range integer-valued floats by their residue in the target's range."""
+        tgt = self.tgt
+        period = 2.0**tgt.bits
+        v = np.fmod(r[oor], period)  # exact; |v| < 2**bits
+        v[v < -period / 2] += period  # exact: result fits the significand of an integer float
+        v[v >= period / 2] -= period
+        if tgt.kind == "uint" and tgt.bits < 64:
+            v[v < 0] += period
+        r[oor] = v
+
+    def _f2f(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
+        tgt = self.tgt
+        if self.native_float_tgt and self.rounding == "nearest-even":
+            lo, hi = float(w.min()), float(w.max())
+            if -self.thr < lo and hi < self.thr:  # finite, no NaN, no overflow: numpy is exact
+                masks = self._masks(view, w, lo, hi, False) if self.entries else []
+                np.copyto(o, w, casting="unsafe")
+                _apply_map(o, masks)
+                return
+        self._f2f_generic(view, w, o, None)
+
+    def _f2f_generic(self, view: np.ndarray, w: np.ndarray, o: np.ndarray,
+                     r: np.ndarray | None) -> None:
+        tgt = self.tgt
+        if r is None:
+            r = self.tmp[: w.size]
+            if tgt.dtype == np.float64:
+                np.copyto(r, w)
+            else:
+                _round_float_grid(w, tgt, self.rounding, r, self.tmp2[: w.size])
+        masks = self._masks(view, w, 0.0, 0.0, True, all_=True) if self.entries else []
+        claimed = self._claimed(masks, w.size) if masks else None
+
+        def unclaimed(m: np.ndarray) -> np.ndarray:
+            return m if claimed is None else m & ~claimed
+
+        nan = np.isnan(r)
+        if not tgt.has_nan and unclaimed(nan).any():
+            self._fail(f"{tgt.name} has no NaN; map it in scalar_map", w[unclaimed(nan)])
+        inf = np.isinf(w) if w.dtype.kind == "f" else np.zeros(w.size, bool)
+        if not tgt.has_inf and unclaimed(inf).any():
+            self._fail(f"{tgt.name} has no infinity; map it in scalar_map", w[unclaimed(inf)])
+        fin = ~(nan | inf)
+        if tgt.signed:
+            above = fin & (r > tgt.max)
+            below = fin & (r < -tgt.max)
+        else:
+            above = fin & (r > tgt.max)
+            below = fin & (r < tgt.min_pos)
+        if not tgt.has_zero:
+            below |= fin & (r == 0)
+        oor = above | below
+        if oor.any():
+            if self.mode is None and unclaimed(oor).any():
+                self._fail(
+                    f"outside the finite range of {tgt.name} (after {self.rounding} rounding) "
+                    f"and out_of_range is not set", w[unclaimed(oor)],
+                )
+            big = np.inf if tgt.has_inf else tgt.max
+            r[above] = big
+            r[below] = -big if tgt.signed else tgt.min_pos
+        if not tgt.has_nan:
+            r[nan] = 0.0  # mapped; the map writes them below
+        if not tgt.has_inf:
+            r[inf] = 0.0
+        if not tgt.has_negzero:
+            r += 0.0  # -0.0 + 0.0 == +0.0: formats without -0 must not get their NaN pattern
+        np.copyto(o, r, casting="unsafe")
+        _apply_map(o, masks)
+
+    def _i2f(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
+        lo, hi = int(w.min()), int(w.max())
+        if -(2**53) <= lo and hi <= 2**53:  # exact in float64: use the float path
+            wf = self.tmp2[: w.size]
+            np.copyto(wf, w, casting="unsafe")
+            wf = wf.copy()
+            self._f2f(view, wf, o)
+            return
+        r = _round_int_grid(w, self.tgt, self.rounding)
+        self._f2f_generic(view, w, o, r)
+
+
+def cast_array(
+    arr: np.ndarray,
+    dtype: Any,
+    *,
+    rounding: str = "nearest-even",
+    out_of_range: str | None = None,
+    scalar_map: Sequence[tuple[Any, Any]] = (),
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Convert the values of ``arr`` to ``dtype`` as the ``cast_value`` codec specifies.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        Input of any integer or real float dtype, any byte order, layout or shape (0-d too).
+    dtype : dtype-like
+        Target data type.
+    rounding : str
+        One of :data:`ROUNDING_MODES`.
+    out_of_range : {"clamp", "wrap", None}
+        What to do with values beyond the target's range; ``None`` makes them an error.
+    scalar_map : sequence of (key, value)
+        Keys are scalars of ``arr.dtype``, values scalars of ``dtype``; see the module docstring
+        for how keys match. The first matching entry wins.
+    out : numpy.ndarray, optional
+        C-contiguous native array of ``dtype`` and ``arr.shape`` to write into.
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous array of ``dtype`` with ``arr``'s shape.
+
+    Raises
+    ------
+    ValueError
+        A value that neither the map, exact representation nor rounding + ``out_of_range`` can
+        convert (the message names it), or an invalid mode.
+
+    Examples
+    --------
+    >>> x = np.array([np.nan, 0.4, 2.5, 254.6, 300.0])
+    >>> cast_array(x, "uint8", out_of_range="clamp", scalar_map=[(np.nan, np.uint8(0))])
+    array([  0,   0,   2, 255, 255], dtype=uint8)
+    >>> cast_array(np.array([1.0004882812500002]), "float16")[0]
+    np.float16(1.001)
+    """
+    arr = np.asarray(arr)
+    tgt = numeric_info(np.dtype(dtype))
+    src = numeric_info(arr.dtype)
+    cast = _Cast(src, tgt, rounding, out_of_range, scalar_map)
+    if out is None:
+        out = np.empty(arr.shape, tgt.dtype)
+    elif out.shape != arr.shape or out.dtype != tgt.dtype or not out.flags.c_contiguous:
+        raise ValueError(
+            f"out must be a C-contiguous {tgt.name} array of shape {arr.shape}, got "
+            f"{out.dtype} {out.shape}"
+        )
+    return cast.run(arr, out)
+
+
+def cast_scalar(value: Any, src_dtype: Any, dtype: Any, **kwargs: Any) -> np.generic:
+    """Cast one scalar exactly as :func:`cast_array` casts elements (used for fill values).
+
+    Examples
+    --------
+    >>> cast_scalar(np.nan, "float64", "uint8", scalar_map=[(np.nan, 0)])
+    np.uint8(0)
+    """
+    a = np.array(value, dtype=np.dtype(src_dtype))
+    return cast_array(a, dtype, **kwargs)[()]

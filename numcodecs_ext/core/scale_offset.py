@@ -1,0 +1,256 @@
+"""``(x - offset) * scale`` and its inverse, in the input's own data type, as ``scale_offset`` says.
+
+Pure numpy (plus ml_dtypes); knows nothing about numcodecs or zarr.
+
+- Integers: every intermediate and final value must be representable; the admissible input range
+  is worked out once with exact Python integers, each block is checked against it with one
+  min/max, and the arithmetic then runs natively (it cannot overflow). Decoding divides exactly:
+  a non-zero remainder is an error. This holds for int64 and uint64 too.
+- numpy floats (float16/32/64): arithmetic in the dtype itself (no promotion by the parameters);
+  a finite input whose result overflows to infinity is an error.
+- ml_dtypes floats (bfloat16, float8/6/4): each operation is done in float64, which is exact
+  enough (53 >= 2p + 2 bits) for one correct rounding back to the dtype per operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cast_value import NumericInfo, cast_array, iter_blocks, numeric_info
+
+__all__ = ["check_parameters", "decode", "encode"]
+
+
+def _as_param(value: Any, info: NumericInfo, name: str) -> Any:
+    """The parameter as an exact Python int (integer dtypes) or a 0-d array of the dtype."""
+    a = np.asarray(value)
+    if info.is_int:
+        if a.dtype.kind == "f" or (not a.dtype.isbuiltin and a.dtype.kind != "V"):
+            fa = float(a)
+            if not fa.is_integer():
+                raise ValueError(f"scale_offset {name}={value!r} is not an integer of {info.name}")
+            v = int(fa)
+        else:
+            v = int(a)
+        if not info.lo <= v <= info.hi:
+            raise ValueError(
+                f"scale_offset {name}={value!r} is outside the range of {info.name} "
+                f"[{info.lo}, {info.hi}]"
+            )
+        return v
+    return np.array(a, dtype=info.dtype)
+
+
+def check_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
+    """Validate ``offset``/``scale`` for ``dtype``; return them in the form the kernels use.
+
+    Raises
+    ------
+    TypeError
+        ``dtype`` is not an integer or real float type.
+    ValueError
+        ``scale`` is zero, a parameter is not finite or not representable in ``dtype``.
+
+    Examples
+    --------
+    >>> check_parameters(np.dtype("int16"), 3, 2)
+    (3, 2)
+    >>> check_parameters(np.dtype("uint8"), 0, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale_offset scale must be non-zero (dtype uint8)
+    """
+    info = numeric_info(np.dtype(dtype))
+    off = _as_param(offset, info, "offset")
+    sc = _as_param(scale, info, "scale")
+    if not info.is_int:
+        for name, v in (("offset", off), ("scale", sc)):
+            if not np.isfinite(v.astype(np.float64)):
+                raise ValueError(f"scale_offset {name} must be finite, got {v[()]!r}")
+    if (sc == 0) if info.is_int else (sc.astype(np.float64) == 0):
+        raise ValueError(f"scale_offset scale must be non-zero (dtype {info.name})")
+    return off, sc
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceildiv(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _encode_bounds(info: NumericInfo, off: int, sc: int) -> tuple[int, int]:
+    """Inputs x with lo <= x - off <= hi and lo <= (x - off) * sc <= hi (exact)."""
+    lo, hi = info.lo, info.hi
+    if sc > 0:
+        dlo, dhi = _ceildiv(lo, sc), _floordiv(hi, sc)
+    else:
+        dlo, dhi = _ceildiv(hi, sc), _floordiv(lo, sc)
+    dlo, dhi = max(dlo, lo), min(dhi, hi)
+    return max(lo, dlo + off), min(hi, dhi + off)
+
+
+def _decode_bounds(info: NumericInfo, off: int, sc: int) -> tuple[int, int]:
+    """Inputs x (multiples of sc) with x / sc and x / sc + off representable (exact)."""
+    lo, hi = info.lo, info.hi
+    qlo, qhi = max(lo, lo - off), min(hi, hi - off)
+    a, b = sorted((qlo * sc, qhi * sc))
+    return max(lo, a), min(hi, b)
+
+
+def _prepare_out(arr: np.ndarray, info: NumericInfo, out: np.ndarray | None) -> np.ndarray:
+    if out is None:
+        return np.empty(arr.shape, info.dtype)
+    if out.shape != arr.shape or out.dtype != info.dtype or not out.flags.c_contiguous:
+        raise ValueError(
+            f"out must be a C-contiguous {info.name} array of shape {arr.shape}, got "
+            f"{out.dtype} {out.shape}"
+        )
+    return out
+
+
+def _int_range_error(direction: str, bad: Any, info: NumericInfo, off: int, sc: int) -> ValueError:
+    formula = "(x - offset) * scale" if direction == "encode" else "x / scale + offset"
+    hint = ""
+    if direction == "encode" and info.kind == "uint" and off > 0 and int(bad) < off:
+        hint = (
+            f"; {bad} - {off} is negative, which {info.name} cannot hold (is the array's fill "
+            f"value, default 0, below the offset?)"
+        )
+    return ValueError(
+        f"scale_offset {direction}: {formula} with offset={off}, scale={sc} is not representable "
+        f"in {info.name} [{info.lo}, {info.hi}] for x={bad}{hint}"
+    )
+
+
+def _int_kernel(arr: np.ndarray, info: NumericInfo, off: int, sc: int, out: np.ndarray,
+                direction: str) -> None:
+    bounds = (_encode_bounds if direction == "encode" else _decode_bounds)(info, off, sc)
+    wdt = info.dtype if info.dtype.isbuiltin else np.dtype(np.int64)
+    offw, scw = wdt.type(off), wdt.type(sc)
+    flat = out.reshape(-1)
+    pow2 = sc > 0 and (sc & (sc - 1)) == 0
+    with np.errstate(all="ignore"):
+        for view, start, stop in iter_blocks(arr):
+            w = view.reshape(-1) if (view.dtype == wdt and view.flags.c_contiguous) else (
+                np.ascontiguousarray(view).astype(wdt).reshape(-1)
+            )
+            o = flat[start:stop]
+            lo, hi = int(w.min()), int(w.max())
+            if lo < bounds[0] or hi > bounds[1]:
+                bad = w[(w < wdt.type(max(bounds[0], int(np.iinfo(wdt).min))))
+                        | (w > wdt.type(min(bounds[1], int(np.iinfo(wdt).max))))]
+                bad_v = int(bad[0]) if bad.size else (lo if lo < bounds[0] else hi)
+                raise _int_range_error(direction, bad_v, info, off, sc)
+            if direction == "encode":
+                res = w - offw if off else w.copy()
+                if sc != 1:
+                    res *= scw
+            else:
+                if sc not in (1, -1):
+                    if pow2:
+                        rem = w & wdt.type(sc - 1)
+                    else:
+                        rem = w % scw
+                    if rem.any():
+                        bad = w[rem != 0][0]
+                        raise ValueError(
+                            f"scale_offset decode: {bad} / {sc} is not an integer, so it is not "
+                            f"representable in {info.name} (integer decoding divides exactly)"
+                        )
+                res = w // scw if sc != 1 else w.copy()
+                if off:
+                    res += offw
+            np.copyto(o, res, casting="unsafe")
+
+
+def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
+                  out: np.ndarray, direction: str) -> None:
+    flat = out.reshape(-1)
+    native = info.dtype.type in (np.float16, np.float32, np.float64)
+    offs, scs = off[()], sc[()]
+    off64, sc64 = float(off.astype(np.float64)), float(sc.astype(np.float64))
+    with np.errstate(all="ignore"):
+        for view, start, stop in iter_blocks(arr):
+            o = flat[start:stop]
+            if native:
+                ov = o.reshape(view.shape)
+                if direction == "encode":
+                    np.subtract(view, offs, out=ov)
+                    np.multiply(ov, scs, out=ov)
+                else:
+                    np.divide(view, scs, out=ov)
+                    np.add(ov, offs, out=ov)
+            else:
+                w = view.astype(np.float64).reshape(-1)
+                try:
+                    if direction == "encode":
+                        t = cast_array(w - off64, info.dtype).astype(np.float64)
+                        cast_array(t * sc64, info.dtype, out=o)
+                    else:
+                        t = cast_array(w / sc64, info.dtype).astype(np.float64)
+                        cast_array(t + off64, info.dtype, out=o)
+                except ValueError as e:
+                    raise ValueError(
+                        f"scale_offset {direction} overflows {info.name} (offset={offs!r}, "
+                        f"scale={scs!r}): {e}"
+                    ) from None
+                continue
+            # finite inputs give finite or infinite results, never NaN: ignore NaN (from NaN
+            # inputs) and look for infinities
+            lo, hi = np.fmin.reduce(o), np.fmax.reduce(o)
+            if np.isinf(lo) or np.isinf(hi):
+                bad = ~np.isfinite(o) & np.isfinite(view.reshape(-1))
+                if bad.any():
+                    x = view.reshape(-1)[bad][0]
+                    raise ValueError(
+                        f"scale_offset {direction}: the result for x={x!r} with offset={offs!r}, "
+                        f"scale={scs!r} overflows {info.name}"
+                    )
+
+
+def _run(arr: Any, offset: Any, scale: Any, out: np.ndarray | None, direction: str) -> np.ndarray:
+    arr = np.asarray(arr)
+    info = numeric_info(arr.dtype)
+    off, sc = check_parameters(info.dtype, offset, scale)
+    result = _prepare_out(arr, info, out)
+    if arr.size:
+        kernel = _int_kernel if info.is_int else _float_kernel
+        kernel(arr, info, off, sc, result, direction)
+    return result
+
+
+def encode(arr: Any, offset: Any = 0, scale: Any = 1, *, out: np.ndarray | None = None
+           ) -> np.ndarray:
+    """``(arr - offset) * scale`` in ``arr``'s dtype (native byte order, C order).
+
+    Examples
+    --------
+    >>> encode(np.array([0.0, 100.0, np.nan]), -10, 0.1)
+    array([ 1., 11., nan])
+    >>> encode(np.array([1000, 1255], np.uint16), 1000)
+    array([  0, 255], dtype=uint16)
+    >>> encode(np.array([2**63 - 1]), -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale_offset encode: (x - offset) * scale with offset=-1, scale=1 is not \
+representable in int64 [-9223372036854775808, 9223372036854775807] for x=9223372036854775807
+    """
+    return _run(arr, offset, scale, out, "encode")
+
+
+def decode(arr: Any, offset: Any = 0, scale: Any = 1, *, out: np.ndarray | None = None
+           ) -> np.ndarray:
+    """``arr / scale + offset`` in ``arr``'s dtype; integer division must be exact.
+
+    Examples
+    --------
+    >>> decode(np.array([1.0, 11.0]), -10, 0.1)
+    array([  0., 100.])
+    >>> decode(np.array([4, 6], np.int8), 1, 2)
+    array([3, 4], dtype=int8)
+    """
+    return _run(arr, offset, scale, out, "decode")
