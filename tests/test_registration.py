@@ -1,0 +1,62 @@
+"""Registration: numcodecs and zarr find every codec in a process that never imported us."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent('''
+    import json, sys, warnings
+    warnings.simplefilter("error")
+    import numcodecs, numpy as np, zarr
+    from zarr.storage import MemoryStore
+
+    ids = {
+        "transpose": {"order": [1, 0]},
+        "scale_offset": {"offset": 1, "scale": 2},
+        "cast_value": {"data_type": "int16"},
+        "zfp": {"mode": "reversible"},
+        "zarrs.zfp": {"mode": "reversible"},
+    }
+    for codec_id, config in ids.items():
+        codec = numcodecs.get_codec({"id": codec_id, **config})
+        assert type(codec).__module__.startswith("numcodecs_ext."), codec
+
+    for name, config, kind in [
+        ("transpose", {"order": [1, 0]}, "filters"),
+        ("numcodecs.transpose", {"order": [1, 0]}, "filters"),
+        ("scale_offset", {"offset": 1}, "filters"),
+        ("numcodecs.scale_offset", {"offset": 1}, "filters"),
+        ("cast_value", {"data_type": "float32"}, "filters"),
+        ("numcodecs.cast_value", {"data_type": "float32"}, "filters"),
+        ("zfp", {"mode": "reversible"}, "serializer"),
+        ("zarrs.zfp", {"mode": "reversible"}, "serializer"),
+        ("numcodecs.zfp", {"mode": "reversible"}, "serializer"),
+    ]:
+        store = MemoryStore()
+        spec = {"name": name, "configuration": config}
+        kwargs = {kind: [spec] if kind == "filters" else spec}
+        z = zarr.create_array(store, shape=(4, 6), chunks=(2, 3), dtype="float64", fill_value=0, **kwargs)
+        z[...] = np.arange(24.0).reshape(4, 6)
+        again = zarr.open_array(store, mode="r")
+        assert (again[...] == np.arange(24.0).reshape(4, 6)).all(), name
+        print(name, type(again.metadata.codecs[0] if kind == "filters" else again.metadata.codecs[0]).__module__)
+''')
+
+
+def test_fresh_process_resolves_everything_without_warnings() -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split() for line in done.stdout.splitlines())
+    # zarr keeps its own transpose by default; every other name resolves to ours.
+    assert lines["transpose"].startswith("zarr.")
+    for name in ("scale_offset", "cast_value", "zfp", "zarrs.zfp", "numcodecs.zfp",
+                 "numcodecs.transpose", "numcodecs.scale_offset", "numcodecs.cast_value"):
+        assert lines[name].startswith("numcodecs_ext."), (name, lines[name])
+
+
+def test_import_registers_and_warns_nothing() -> None:
+    code = "import warnings; warnings.simplefilter('error'); import numcodecs_ext, zarr, numcodecs"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
