@@ -103,12 +103,15 @@ class Transpose(ExtCodec):
 
     def permutation(self, ndim: int) -> tuple[int, ...]:
         """The explicit permutation for an array of ``ndim`` dimensions."""
-        if isinstance(self.order, tuple) and len(self.order) != ndim:
+        order = self.order
+        if isinstance(order, str):
+            return normalize_order(order, ndim)
+        if len(order) != ndim:
             raise ValueError(
-                f"codec 'transpose': order={list(self.order)} has {len(self.order)} entries but the "
+                f"codec 'transpose': order={list(order)} has {len(order)} entries but the "
                 f"array has {ndim} dimensions"
             )
-        return normalize_order(self.order, ndim)
+        return order
 
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
@@ -174,6 +177,7 @@ class Transpose(ExtCodec):
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
         perm = self.permutation(arr.ndim)
         return transpose(arr, perm) if copy_is_tiled(arr, perm) else arr.transpose(perm)
+
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         perm = inverse_order(self.permutation(len(shape)))

@@ -39,7 +39,8 @@ def zarr_dtype(dtype: np.dtype) -> Any:
 
 
 def _native(spec: ArraySpec) -> np.dtype:
-    return np.dtype(spec.dtype.to_native_dtype()).newbyteorder("=")
+    dtype = spec.dtype.to_native_dtype()
+    return dtype if dtype.byteorder in "=|" else dtype.newbyteorder("=")
 
 
 class _V3Common:
@@ -118,10 +119,11 @@ class _V3Common:
         return None
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
+        native = _native(chunk_spec)
         shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
-            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value
+            chunk_spec.shape, native, chunk_spec.fill_value
         )
-        zdtype = chunk_spec.dtype if dtype == _native(chunk_spec) else zarr_dtype(dtype)
+        zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
         return ArraySpec(
             shape=shape,
             dtype=zdtype,
