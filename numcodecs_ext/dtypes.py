@@ -271,10 +271,42 @@ def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
         )
     if isinstance(data, bool) or not isinstance(data, (int, float)):
         raise ValueError(f"{what}: {data!r} is not a valid {name} value (expected a number or string)")
-    if isinstance(data, int) and abs(data) > 2**53 and dtype != np.float64:
-        return _nearest_float(data, dtype)
-    with np.errstate(over="ignore"):
-        return np.array(data, dtype=np.float64).astype(dtype)
+    return _round_number(data, dtype, what)
+
+
+def _round_number(data: int | float, dtype: np.dtype, what: str = "value") -> np.ndarray:
+    """A JSON number rounded once to the nearest ``dtype`` value (ties to even), as a 0-d array.
+
+    A finite number beyond the type's finite range is an error, not a silent ±Infinity, NaN or
+    clamp (write ``"Infinity"`` to mean infinity); so is 0 or a negative number for
+    ``float8_e8m0fnu``, which has neither.
+    """
+    name = dtype_name(dtype)
+    try:
+        f = float(data)
+    except OverflowError:  # an integer beyond float64
+        raise ValueError(f"{what}: {data!r} is beyond the finite range of {name}") from None
+    if not math.isfinite(f):  # only float("inf")/nan given as a Python float, not JSON numbers
+        return np.array(f).astype(dtype)
+    if dtype.type in (np.float16, np.float32, np.float64):
+        if isinstance(data, int) and abs(data) > 2**53 and dtype != np.float64:
+            result = _nearest_float(data, dtype)
+        else:
+            with np.errstate(over="ignore"):
+                result = np.array(f).astype(dtype)  # numpy rounds float64 to these types once
+        if not np.isfinite(result):
+            raise ValueError(
+                f"{what}: {data!r} is beyond the finite range of {name} (largest "
+                f"{float(finfo(dtype).max)!r}); write 'Infinity' or '-Infinity' to mean infinity"
+            )
+        return result
+    # ml_dtypes converts float64 through float32 (rounding twice); the cast core rounds once.
+    from .core.cast_value import cast_scalar
+
+    try:
+        return np.asarray(cast_scalar(f, np.float64, dtype, rounding="nearest-even"))
+    except ValueError as exc:
+        raise ValueError(f"{what}: {data!r} is not representable in {name} ({exc})") from None
 
 
 def _nearest_float(value: int, dtype: np.dtype) -> np.ndarray:
@@ -406,8 +438,8 @@ def scalar_to_json(value: Any, dtype: DTypeLike) -> JSON:
             lo, hi = int_range(dt)
             if not lo <= int(arr) <= hi:
                 raise ValueError(f"value {int(arr)} is outside the range of {dtype_name(dt)}")
-        if kind == "float" and isinstance(value, (float, int)) and dt.kind != "f":
-            arr = np.array(float(value)).astype(dt)
+        if kind == "float" and isinstance(value, (float, int)) and not isinstance(value, bool):
+            arr = _round_number(value, dt)
         else:
             arr = arr.astype(dt)
     if kind == "bool":

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from zarr.core.dtype import get_data_type_from_json
 
@@ -112,6 +112,7 @@ def test_never_writes_plus_infinity() -> None:
 
 @pytest.mark.parametrize("name", ["float16", "float32", "float64"])
 @given(bits=st.integers(min_value=0))
+@example(bits=0x7F800001)  # a float32 signalling NaN: must not warn when written
 def test_float_json_round_trip_is_bit_exact(name, bits) -> None:
     dt = parse_dtype(name)
     bits %= 1 << (8 * dt.itemsize)
@@ -149,3 +150,26 @@ def test_agrees_with_zarr_core_types(name, json_value) -> None:
     assert np.asarray(scalar_from_json(back, name)).tobytes() == np.asarray(ours).tobytes()
     if isinstance(back, float) and not math.isnan(back):
         assert zdtype.from_json_scalar(back, zarr_format=3) == theirs
+
+
+@pytest.mark.parametrize("name,value,expected", [
+    ("bfloat16", 1 + 2**-8 + 2**-30, 1.0078125),   # ml_dtypes alone rounds via float32 to 1.0
+    ("float8_e4m3", 1 + 2**-4 + 2**-30, 1.125),
+    ("float32", 3.40282356e38, 3.4028234663852886e38),  # just above the largest: rounds down to it
+])
+def test_numbers_round_once(name, value, expected) -> None:
+    if name in ML:
+        pytest.importorskip("ml_dtypes")
+    assert float(np.asarray(scalar_from_json(value, name)).astype(np.float64)) == expected
+
+
+@pytest.mark.parametrize("name,value", [("float8_e4m3fnuz", 1e9), ("float4_e2m1fn", 1e9),
+                                        ("float8_e8m0fnu", 0), ("float8_e8m0fnu", -7),
+                                        ("float32", 10**400), ("float64", -(10**400)), ("float32", 1e39),
+                                        ("float16", 65520), ("bfloat16", 1e39), ("float8_e5m2", 1e300)])
+def test_unrepresentable_numbers_refused(name, value) -> None:
+    """No silent infinity, NaN or clamp: a finite number must fit the type's finite range."""
+    if name in ML:
+        pytest.importorskip("ml_dtypes")
+    with pytest.raises(ValueError, match="fill_value: .*(not representable|beyond the finite range)"):
+        scalar_from_json(value, name, what="fill_value")
