@@ -66,6 +66,9 @@ def register_zarr() -> None:
         from zarr.registry import fully_qualified_name, register_codec
     except ImportError:  # pragma: no cover - zarr is a dependency; stay importable without it
         return
+    from .zarr3.dtypes import register_zarr_dtypes
+
+    register_zarr_dtypes()  # zarr < 3.2 never reads the zarr.data_type entry points
     for name, path in ZARR.items():
         register_codec(name, _load(path))
     for name, path in ZARR_DEFAULTS.items():

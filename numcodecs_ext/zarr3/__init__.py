@@ -4,6 +4,7 @@ Importing this module needs zarr. zarr finds these classes through the ``zarr.co
 points without importing numcodecs_ext first.
 """
 
+from . import dtypes
 from .cast_value import CastValue, NumcodecsCastValue
 from .scale_offset import NumcodecsScaleOffset, ScaleOffset
 from .transpose import NumcodecsTranspose, Transpose
@@ -18,4 +19,5 @@ __all__ = [
     "ScaleOffset",
     "Transpose",
     "Zfp",
+    "dtypes",
 ]
