@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .cast_value import NumericInfo, cast_array, iter_blocks, numeric_info
+from .cast_value import BLOCK, NumericInfo, cast_array, iter_blocks, numeric_info
 
 __all__ = ["check_parameters", "decode", "encode"]
 
@@ -167,49 +167,122 @@ def _int_kernel(arr: np.ndarray, info: NumericInfo, off: int, sc: int, out: np.n
             np.copyto(o, res, casting="unsafe")
 
 
+def _overflow_free(info: NumericInfo, off: float, sc: float) -> tuple[bool, bool, bool]:
+    """Which operations can never overflow, whatever the (finite) input: ``(add, mul, div)``.
+
+    ``add``: ``x - offset`` / ``x + offset``; ``mul``: ``x * scale``; ``div``: ``x / scale``.
+    A sum ``a + b`` with ``|a| <= max`` and ``|b|`` below half an ulp of ``max`` stays at most
+    ``max`` after round-to-nearest; a product by ``|scale| <= 1`` or a quotient by
+    ``|scale| >= 1`` cannot grow beyond ``|a| <= max``.
+    """
+    half_ulp_max = float(np.ldexp(1.0, int(np.frexp(info.max)[1]) - 1 - info.precision))
+    add_safe = abs(off) < half_ulp_max
+    return add_safe, abs(sc) <= 1.0, abs(sc) >= 1.0
+
+
+def _overflow_error(direction: str, r: np.ndarray, x: np.ndarray, info: NumericInfo,
+                    offs: Any, scs: Any) -> ValueError | None:
+    """The error for the first finite input of ``x`` whose result ``r`` is infinite, if any."""
+    bad = np.isinf(r) & np.isfinite(x)
+    if not bad.any():  # infinite inputs give infinite results: not an overflow
+        return None
+    v = x[bad].reshape(-1)[0]
+    return ValueError(
+        f"scale_offset {direction}: the result for x={v!r} with offset={offs!r}, "
+        f"scale={scs!r} overflows {info.name}"
+    )
+
+
+def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
+                  out: np.ndarray, direction: str) -> None:
+    """numpy float dtypes: two in-place ufuncs per block in the dtype itself.
+
+    Overflow costs no pass over the data: which operation can overflow at all is decided once
+    per call from the parameters (:func:`_overflow_free`), and for those the ufuncs run under
+    ``errstate(over="raise")``. IEEE 754 raises the overflow flag exactly when a finite operand
+    gives a result too large for the type (infinite inputs give infinite results without it), so
+    a block is only examined when the flag is raised. Then, if the input is still there (``out``
+    is not ``arr``), the block is recomputed to name the offending value; when decoding in place
+    (zarr hands over a temporary) the value itself is gone, so the error gives its index.
+    """
+    flat = out.reshape(-1)
+    offs, scs = off[()], sc[()]
+    add_safe, mul_safe, div_safe = _overflow_free(
+        info, float(off.astype(np.float64)), float(sc.astype(np.float64)))
+    if direction == "encode":
+        op1, p1, op2, p2 = np.subtract, offs, np.multiply, scs
+        check = not (add_safe and mul_safe)
+    else:
+        op1, p1, op2, p2 = np.divide, scs, np.add, offs
+        check = not (div_safe and add_safe)
+    inplace = check and np.may_share_memory(arr, out)
+    keep = inplace and info.dtype.type == np.float16  # half: keep the input, rely on no flag
+    with np.errstate(all="ignore", over="raise" if check else "ignore"):
+        for view, start, stop in iter_blocks(arr, BLOCK):
+            ov = flat[start:stop].reshape(view.shape)
+            x = view.copy() if keep else view
+            stage = 1
+            try:
+                op1(view, p1, out=ov)
+                stage = 2
+                op2(ov, p2, out=ov)
+            except FloatingPointError:
+                _overflowed(direction, x, ov, op1, p1, op2, p2, stage,
+                            inplace and not keep, start, info, offs, scs)
+
+
+def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any, op2: Any,
+                p2: Any, stage: int, lost: bool, start: int, info: NumericInfo, offs: Any,
+                scs: Any) -> None:
+    """A block raised the overflow flag: raise the error, or finish the block if it was spurious.
+
+    ``stage``: the operation that raised (``ov`` holds its result); ``lost``: ``x`` has been
+    overwritten (in-place decoding), so only the position of the infinite result is known.
+    """
+    with np.errstate(all="ignore"):
+        if not lost:
+            r = op2(op1(x, p1), p2)
+            err = _overflow_error(direction, r, x, info, offs, scs)
+            if err is not None:
+                raise err
+            np.copyto(ov, r)
+            return
+        inf = np.isinf(ov).reshape(-1)
+        if inf.any():
+            i = start + int(np.argmax(inf))
+            raise ValueError(
+                f"scale_offset {direction}: the result for the element at flat index {i} with "
+                f"offset={offs!r}, scale={scs!r} overflows {info.name} (the input was overwritten "
+                f"in place, so its value is no longer available)"
+            )
+        if stage == 1:  # the flag was raised without an infinite result: finish the block
+            op2(ov, p2, out=ov)
+
+
 def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
                   out: np.ndarray, direction: str) -> None:
+    if info.dtype.type in (np.float16, np.float32, np.float64):
+        _float_native(arr, info, off, sc, out, direction)
+        return
     flat = out.reshape(-1)
-    native = info.dtype.type in (np.float16, np.float32, np.float64)
     offs, scs = off[()], sc[()]
     off64, sc64 = float(off.astype(np.float64)), float(sc.astype(np.float64))
     with np.errstate(all="ignore"):
         for view, start, stop in iter_blocks(arr):
             o = flat[start:stop]
-            if native:
-                ov = o.reshape(view.shape)
+            w = view.astype(np.float64).reshape(-1)
+            try:
                 if direction == "encode":
-                    np.subtract(view, offs, out=ov)
-                    np.multiply(ov, scs, out=ov)
+                    t = cast_array(w - off64, info.dtype).astype(np.float64)
+                    cast_array(t * sc64, info.dtype, out=o)
                 else:
-                    np.divide(view, scs, out=ov)
-                    np.add(ov, offs, out=ov)
-            else:
-                w = view.astype(np.float64).reshape(-1)
-                try:
-                    if direction == "encode":
-                        t = cast_array(w - off64, info.dtype).astype(np.float64)
-                        cast_array(t * sc64, info.dtype, out=o)
-                    else:
-                        t = cast_array(w / sc64, info.dtype).astype(np.float64)
-                        cast_array(t + off64, info.dtype, out=o)
-                except ValueError as e:
-                    raise ValueError(
-                        f"scale_offset {direction} overflows {info.name} (offset={offs!r}, "
-                        f"scale={scs!r}): {e}"
-                    ) from None
-                continue
-            # finite inputs give finite or infinite results, never NaN: ignore NaN (from NaN
-            # inputs) and look for infinities
-            lo, hi = np.fmin.reduce(o), np.fmax.reduce(o)
-            if np.isinf(lo) or np.isinf(hi):
-                bad = ~np.isfinite(o) & np.isfinite(view.reshape(-1))
-                if bad.any():
-                    x = view.reshape(-1)[bad][0]
-                    raise ValueError(
-                        f"scale_offset {direction}: the result for x={x!r} with offset={offs!r}, "
-                        f"scale={scs!r} overflows {info.name}"
-                    )
+                    t = cast_array(w / sc64, info.dtype).astype(np.float64)
+                    cast_array(t + off64, info.dtype, out=o)
+            except ValueError as e:
+                raise ValueError(
+                    f"scale_offset {direction} overflows {info.name} (offset={offs!r}, "
+                    f"scale={scs!r}): {e}"
+                ) from None
 
 
 def _run(arr: Any, offset: Any, scale: Any, out: np.ndarray | None, direction: str) -> np.ndarray:
