@@ -36,8 +36,10 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, Union
 
@@ -51,10 +53,12 @@ except ImportError:  # pragma: no cover - exercised in environments without ml_d
 __all__ = [
     "DTypeLike",
     "Kind",
+    "NumericInfo",
     "dtype_kind",
     "dtype_name",
     "finfo",
     "int_range",
+    "numeric_info",
     "parse_dtype",
     "scalar_from_json",
     "scalar_to_json",
@@ -113,6 +117,125 @@ _DTYPE_TO_NAME: dict[np.dtype, str] = {d: n for n, d in _NAME_TO_DTYPE.items()}
 
 _RAW_NAME = re.compile(r"^r([1-9][0-9]*)$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+
+
+# --- numeric properties ------------------------------------------------------------------
+
+_ML_INT_NAMES = ("int2", "int4", "uint2", "uint4")
+
+
+@dataclass(frozen=True)
+class NumericInfo:
+    """What the casting kernels need to know about a numeric data type.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        Native-byte-order dtype.
+    kind : str
+        ``"int"``, ``"uint"`` or ``"float"``.
+    bits : int
+        Width in bits (2 and 4 for the sub-byte ml_dtypes integers).
+    lo, hi : int
+        Integer range (integers only).
+    precision, emin : int
+        Significand bits including the implicit one, and the exponent of the smallest normal number
+        (floats only).
+    max, min_pos : float
+        Largest finite value and smallest positive value (floats only).
+    has_inf, has_nan, has_negzero, has_zero, signed : bool
+        Which special values the float format can hold.
+    """
+
+    dtype: np.dtype
+    kind: str
+    bits: int
+    lo: int = 0
+    hi: int = 0
+    precision: int = 0
+    emin: int = 0
+    max: float = 0.0
+    min_pos: float = 0.0
+    has_inf: bool = False
+    has_nan: bool = False
+    has_negzero: bool = False
+    has_zero: bool = True
+    signed: bool = True
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind != "float"
+
+    @property
+    def name(self) -> str:
+        return str(self.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _ml_int_types() -> dict[Any, int]:
+    if ml_dtypes is None:
+        return {}
+    out = {}
+    for name in _ML_INT_NAMES:
+        t = getattr(ml_dtypes, name, None)
+        if t is not None:
+            out[np.dtype(t)] = int(name.lstrip("uint"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def numeric_info(dtype: Any) -> NumericInfo:
+    """Describe ``dtype`` (any byte order) for casting; TypeError for non-numeric types.
+
+    Examples
+    --------
+    >>> info = numeric_info(np.dtype("float16"))
+    >>> info.precision, info.emin, info.max
+    (11, -14, 65504.0)
+    >>> numeric_info(np.dtype("int8")).hi
+    127
+    """
+    dt = np.dtype(np.dtype(dtype).type)  # the canonical native instance (isbuiltin works)
+    ml_ints = _ml_int_types()
+    if dt in ml_ints:
+        info = ml_dtypes.iinfo(dt)
+        kind = "uint" if int(info.min) == 0 else "int"
+        return NumericInfo(dt, kind, ml_ints[dt], lo=int(info.min), hi=int(info.max))
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        kind = "uint" if dt.kind == "u" else "int"
+        return NumericInfo(dt, kind, dt.itemsize * 8, lo=int(info.min), hi=int(info.max))
+    if dt.kind == "f" and dt.type in (np.float16, np.float32, np.float64):
+        fi = np.finfo(dt)
+        return NumericInfo(
+            dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
+            max=float(fi.max), min_pos=float(fi.smallest_subnormal),
+            has_inf=True, has_nan=True, has_negzero=True,
+        )
+    if ml_dtypes is not None:
+        try:
+            fi = ml_dtypes.finfo(dt)
+        except (ValueError, TypeError, KeyError):
+            fi = None
+        if fi is not None and dt.kind in "Vf" and dt.itemsize <= 2:
+
+            def conv(v: float) -> float:
+                with np.errstate(all="ignore"):
+                    return float(np.array(v, np.float64).astype(dt).astype(np.float64))
+
+            negzero = conv(-0.0)
+            return NumericInfo(
+                dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
+                max=float(fi.max), min_pos=float(fi.smallest_subnormal),
+                has_inf=bool(np.isinf(conv(np.inf))), has_nan=bool(np.isnan(conv(np.nan))),
+                has_negzero=bool(negzero == 0 and np.signbit(negzero)),
+                has_zero=conv(0.0) == 0.0, signed=conv(-1.0) == -1.0,
+            )
+    raise TypeError(
+        f"data type {dt!s} is not an integer or real floating-point type; cast_value and "
+        f"scale_offset only support int2..int64, uint2..uint64, float16/32/64, bfloat16 and the "
+        f"ml_dtypes float8/float6/float4 types"
+    )
 
 
 def supported_dtype_names() -> list[str]:
@@ -217,8 +340,8 @@ def int_range(dtype: DTypeLike) -> tuple[int, int]:
     dt = parse_dtype(dtype)
     if dtype_kind(dt) not in ("int", "uint"):
         raise TypeError(f"data type {dtype_name(dt)!r} is not an integer type")
-    info = np.iinfo(dt) if dt.kind in "iu" else ml_dtypes.iinfo(dt)
-    return int(info.min), int(info.max)
+    info = numeric_info(dt)
+    return info.lo, info.hi
 
 
 def finfo(dtype: DTypeLike) -> Any:
@@ -238,12 +361,11 @@ def _uint_view(dtype: np.dtype) -> np.dtype:
 
 
 def _has_nan(dtype: np.dtype) -> bool:
-    return bool(np.isnan(np.array(np.nan).astype(dtype).astype(np.float64)))
+    return numeric_info(dtype).has_nan
 
 
 def _has_inf(dtype: np.dtype) -> bool:
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isinf(np.array(np.inf).astype(dtype).astype(np.float64)))
+    return numeric_info(dtype).has_inf
 
 
 def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:

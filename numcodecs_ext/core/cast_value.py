@@ -22,7 +22,6 @@ The work is done in cache-sized blocks, so the only array as large as the data i
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,10 +30,7 @@ from typing import Any
 
 import numpy as np
 
-try:  # ml_dtypes is optional: without it the narrow types are simply unknown
-    import ml_dtypes as _ml
-except ImportError:  # pragma: no cover - ml_dtypes is installed wherever zarr>=3.1 is
-    _ml = None
+from ..dtypes import NumericInfo, numeric_info
 
 __all__ = [
     "OUT_OF_RANGE_MODES",
@@ -94,123 +90,6 @@ def split_outer(arr: np.ndarray, out: np.ndarray) -> list[tuple[np.ndarray, np.n
             return [(arr, out)]
     step = -(-a.shape[0] // n)
     return [(a[i : i + step], o[i : i + step]) for i in range(0, a.shape[0], step)]
-
-_ML_INT_NAMES = ("int2", "int4", "uint2", "uint4")
-
-
-@dataclass(frozen=True)
-class NumericInfo:
-    """What the casting kernels need to know about a numeric data type.
-
-    Attributes
-    ----------
-    dtype : numpy.dtype
-        Native-byte-order dtype.
-    kind : str
-        ``"int"``, ``"uint"`` or ``"float"``.
-    bits : int
-        Width in bits (2 and 4 for the sub-byte ml_dtypes integers).
-    lo, hi : int
-        Integer range (integers only).
-    precision, emin : int
-        Significand bits including the implicit one, and the exponent of the smallest normal number
-        (floats only).
-    max, min_pos : float
-        Largest finite value and smallest positive value (floats only).
-    has_inf, has_nan, has_negzero, has_zero, signed : bool
-        Which special values the float format can hold.
-    """
-
-    dtype: np.dtype
-    kind: str
-    bits: int
-    lo: int = 0
-    hi: int = 0
-    precision: int = 0
-    emin: int = 0
-    max: float = 0.0
-    min_pos: float = 0.0
-    has_inf: bool = False
-    has_nan: bool = False
-    has_negzero: bool = False
-    has_zero: bool = True
-    signed: bool = True
-
-    @property
-    def is_int(self) -> bool:
-        return self.kind != "float"
-
-    @property
-    def name(self) -> str:
-        return str(self.dtype)
-
-
-@functools.lru_cache(maxsize=None)
-def _ml_int_types() -> dict[Any, int]:
-    if _ml is None:
-        return {}
-    out = {}
-    for name in _ML_INT_NAMES:
-        t = getattr(_ml, name, None)
-        if t is not None:
-            out[np.dtype(t)] = int(name.lstrip("uint"))
-    return out
-
-
-@functools.lru_cache(maxsize=None)
-def numeric_info(dtype: Any) -> NumericInfo:
-    """Describe ``dtype`` (any byte order) for casting; TypeError for non-numeric types.
-
-    Examples
-    --------
-    >>> info = numeric_info(np.dtype("float16"))
-    >>> info.precision, info.emin, info.max
-    (11, -14, 65504.0)
-    >>> numeric_info(np.dtype("int8")).hi
-    127
-    """
-    dt = np.dtype(np.dtype(dtype).type)  # the canonical native instance (isbuiltin works)
-    ml_ints = _ml_int_types()
-    if dt in ml_ints:
-        info = _ml.iinfo(dt)
-        kind = "uint" if int(info.min) == 0 else "int"
-        return NumericInfo(dt, kind, ml_ints[dt], lo=int(info.min), hi=int(info.max))
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        kind = "uint" if dt.kind == "u" else "int"
-        return NumericInfo(dt, kind, dt.itemsize * 8, lo=int(info.min), hi=int(info.max))
-    if dt.kind == "f" and dt.type in (np.float16, np.float32, np.float64):
-        fi = np.finfo(dt)
-        return NumericInfo(
-            dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
-            max=float(fi.max), min_pos=float(fi.smallest_subnormal),
-            has_inf=True, has_nan=True, has_negzero=True,
-        )
-    if _ml is not None:
-        try:
-            fi = _ml.finfo(dt)
-        except (ValueError, TypeError, KeyError):
-            fi = None
-        if fi is not None and dt.kind in "Vf" and dt.itemsize <= 2:
-
-            def conv(v: float) -> float:
-                with np.errstate(all="ignore"):
-                    return float(np.array(v, np.float64).astype(dt).astype(np.float64))
-
-            negzero = conv(-0.0)
-            return NumericInfo(
-                dt, "float", dt.itemsize * 8, precision=int(fi.nmant) + 1, emin=int(fi.minexp),
-                max=float(fi.max), min_pos=float(fi.smallest_subnormal),
-                has_inf=bool(np.isinf(conv(np.inf))), has_nan=bool(np.isnan(conv(np.nan))),
-                has_negzero=bool(negzero == 0 and np.signbit(negzero)),
-                has_zero=conv(0.0) == 0.0, signed=conv(-1.0) == -1.0,
-            )
-    raise TypeError(
-        f"data type {dt!s} is not an integer or real floating-point type; cast_value and "
-        f"scale_offset only support int2..int64, uint2..uint64, float16/32/64, bfloat16 and the "
-        f"ml_dtypes float8/float6/float4 types"
-    )
-
 
 # --------------------------------------------------------------------------------------------
 # exactness and layout helpers
@@ -764,7 +643,6 @@ class _Cast:
         r[oor] = v
 
     def _f2f(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
-        tgt = self.tgt
         if self.native_float_tgt and self.rounding == "nearest-even":
             lo, hi = float(w.min()), float(w.max())
             if -self.thr < lo and hi < self.thr:  # finite, no NaN, no overflow: numpy is exact

@@ -48,7 +48,7 @@ import numpy as np
 from zarr.core.dtype.common import HasEndianness, HasItemSize
 from zarr.core.dtype.wrapper import ZDType
 
-from ..dtypes import dtype_kind, dtype_name, ml_dtypes, parse_dtype
+from ..dtypes import dtype_kind, dtype_name, parse_dtype
 from ..dtypes import scalar_from_json, scalar_to_json
 
 try:  # zarr >= 3.2 (importing it from zarr.core.dtype.common is deprecated there)
