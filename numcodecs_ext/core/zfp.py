@@ -42,9 +42,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
@@ -418,6 +419,37 @@ def _open_field(lib: _libzfp.LibZfp, pointer: int, ztype: int, shape: tuple[int,
     return field
 
 
+@contextlib.contextmanager
+def _session(
+    lib: _libzfp.LibZfp, mode: _Mode, ztype: int, pointer: int | None, shape: tuple[int, ...]
+) -> Iterator[tuple[int, int, Callable[[int, int], None]]]:
+    """A zfp_stream and zfp_field for one call, freed on exit with any attached bitstream.
+
+    Yields ``(stream, field, attach)``; ``attach(address, size)`` points the stream at a buffer.
+    """
+    zs = _open_stream(lib, mode, ztype)
+    field = None
+    bitstreams: list[int] = []
+
+    def attach(address: int, size: int) -> None:
+        bs = lib.stream_open(address, size)
+        if not bs:
+            raise MemoryError("libzfp could not allocate a bitstream")
+        bitstreams.append(bs)
+        lib.zfp_stream_set_bit_stream(zs, bs)
+        lib.zfp_stream_rewind(zs)
+
+    try:
+        field = _open_field(lib, pointer, ztype, shape)
+        yield zs, field, attach
+    finally:
+        for bs in bitstreams:
+            lib.stream_close(bs)
+        if field:
+            lib.zfp_field_free(field)
+        lib.zfp_stream_close(zs)
+
+
 def _check_shape(shape: tuple[int, ...]) -> None:
     if len(shape) > 4:
         raise ValueError(
@@ -441,15 +473,8 @@ def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params:
     if math.prod(shape) == 0:
         return 0
     lib = _libzfp.load()
-    zs = _open_stream(lib, zmode, plan.ztype)
-    try:
-        field = _open_field(lib, None, plan.ztype, shape)
-        try:
-            return int(lib.zfp_stream_maximum_size(zs, field))
-        finally:
-            lib.zfp_field_free(field)
-    finally:
-        lib.zfp_stream_close(zs)
+    with _session(lib, zmode, plan.ztype, None, shape) as (zs, field, _):
+        return int(lib.zfp_stream_maximum_size(zs, field))
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,24 +577,11 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
         return b""
     work = _prepare(a, plan, zmode)
     lib = _libzfp.load()
-    zs = _open_stream(lib, zmode, plan.ztype)
-    field = bs = None
-    try:
-        field = _open_field(lib, _address(work), plan.ztype, shape)
+    with _session(lib, zmode, plan.ztype, _address(work), shape) as (zs, field, attach):
         capacity = int(lib.zfp_stream_maximum_size(zs, field))
         out = _scratch(capacity)
-        bs = lib.stream_open(_address(out), capacity)
-        if not bs:
-            raise MemoryError("libzfp could not allocate a bitstream")
-        lib.zfp_stream_set_bit_stream(zs, bs)
-        lib.zfp_stream_rewind(zs)
+        attach(_address(out), capacity)
         size = int(lib.zfp_compress(zs, field))
-    finally:
-        if bs:
-            lib.stream_close(bs)
-        if field:
-            lib.zfp_field_free(field)
-        lib.zfp_stream_close(zs)
     if size == 0 or size > capacity:
         raise RuntimeError(f"zfp_compress failed (returned {size}, capacity {capacity})")
     return out[:size].tobytes()
@@ -667,10 +679,7 @@ def decompress(
         work = np.empty(shape, dtype=plan.work)
 
     lib = _libzfp.load()
-    zs = _open_stream(lib, zmode, plan.ztype)
-    field = bs = None
-    try:
-        field = _open_field(lib, _address(work), plan.ztype, shape)
+    with _session(lib, zmode, plan.ztype, _address(work), shape) as (zs, field, attach):
         capacity = int(lib.zfp_stream_maximum_size(zs, field))
         if n > capacity:
             raise ValueError(
@@ -684,18 +693,8 @@ def decompress(
         size = capacity + 8
         padded = _scratch(size)
         padded[:n] = src
-        bs = lib.stream_open(_address(padded), size)
-        if not bs:
-            raise MemoryError("libzfp could not allocate a bitstream")
-        lib.zfp_stream_set_bit_stream(zs, bs)
-        lib.zfp_stream_rewind(zs)
+        attach(_address(padded), size)
         consumed = int(lib.zfp_decompress(zs, field))
-    finally:
-        if bs:
-            lib.stream_close(bs)
-        if field:
-            lib.zfp_field_free(field)
-        lib.zfp_stream_close(zs)
     if consumed > size:  # pragma: no cover - would be a libzfp bug
         raise RuntimeError(f"libzfp read {consumed} bytes from a {size}-byte buffer")
     if consumed == 0 or consumed > n:
