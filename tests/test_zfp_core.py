@@ -308,6 +308,17 @@ def test_lossy_modes_refuse_non_finite(cfg: dict, dtype: str, bad: float) -> Non
         compress(a, mode, **p)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_lossy_modes_accept_huge_finite_values(dtype: str) -> None:
+    """The finiteness check sums the values; an overflowing sum of finite values is still fine."""
+    big = float(ml_dtypes.finfo(dtype).max) / 4  # summing 16 of these overflows (float32 for 16-bit types)
+    a = np.full((4, 4), big).astype(dtype)
+    a[::2] = np.asarray(-big / 2).astype(dtype)
+    out = decompress(compress(a, "fixed_precision", precision=32), a.shape, dtype, "fixed_precision",
+                     precision=32)
+    assert np.allclose(out.astype(np.float64), a.astype(np.float64), rtol=1e-2)
+
+
 @pytest.mark.parametrize("dtype,bits", [("float32", [0x7FC00001, 0xFF800000, 0x7F800000, 0x80000000, 0xFFC12345]),
                                         ("float64", [0x7FF8000000000001, 0xFFF0000000000000, 0x8000000000000000])])
 def test_reversible_keeps_non_finite_bit_for_bit(dtype: str, bits: list[int]) -> None:

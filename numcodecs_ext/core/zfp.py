@@ -521,11 +521,13 @@ def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode) -> np.ndarray:
 def _check_finite(work: np.ndarray, mode: _Mode, plan: _Plan) -> None:
     if work.size == 0:
         return
-    with np.errstate(invalid="ignore"):
-        lo, hi = work.min(), work.max()
-    if np.isfinite(lo) and np.isfinite(hi):
-        return
+    # One pass: the sum of finite values is finite unless it overflows (then count exactly).
+    with np.errstate(invalid="ignore", over="ignore"):
+        if np.isfinite(np.add.reduce(work, axis=None)):
+            return
     bad = int(np.count_nonzero(~np.isfinite(work)))
+    if bad == 0:  # large finite values whose sum overflowed
+        return
     raise ValueError(
         f"zfp mode {mode.name!r} cannot encode non-finite values: the {_dtype_label(plan.dtype)} "
         f"array holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
