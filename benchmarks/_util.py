@@ -18,6 +18,20 @@ def best_seconds(fn: Callable[[], object], repeat: int = 5, min_time: float = 0.
     return statistics.median(times)
 
 
+def interleaved(*fns: Callable[[], object], repeat: int = 7) -> list[float]:
+    """Median seconds of each function, timed in alternation so drift on a shared machine
+    affects all alike."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, record in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            record.append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
 def row(name: str, mbps: float, anchor_name: str | None = None, anchor_mbps: float | None = None) -> str:
     if anchor_mbps:
         return f"  {name:52} {mbps:9.0f} MB/s   {mbps / anchor_mbps:5.2f}x {anchor_name} ({anchor_mbps:.0f} MB/s)"

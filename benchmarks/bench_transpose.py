@@ -10,7 +10,7 @@ import numpy as np
 import zarr
 from zarr.storage import MemoryStore
 
-from _util import best_seconds, row
+from _util import interleaved, row
 from numcodecs_ext.core.transpose import transpose
 from numcodecs_ext.zarr3 import Transpose
 
@@ -34,6 +34,11 @@ def _roundtrip(data: np.ndarray, filt: object, chunks: tuple[int, ...]) -> None:
     z[...]
 
 
+def _roundtrip_ours(data: np.ndarray, order: tuple[int, ...], chunks: tuple[int, ...]) -> None:
+    with zarr.config.set({"codecs.transpose": "numcodecs_ext.zarr3.transpose.Transpose"}):
+        _roundtrip(data, Transpose(order=list(order)), chunks)
+
+
 def run() -> list[tuple[str, float]]:
     print("transpose (whole-array write+read, [transpose, bytes], memory store)")
     ratios = []
@@ -42,17 +47,18 @@ def run() -> list[tuple[str, float]]:
         data = (rng.integers(0, 255, shape) if dtype == "u1" else rng.standard_normal(shape)).astype(dtype)
         chunks = (64, 64) if "small" in name else shape
         mb = data.nbytes / 1e6
-        theirs = best_seconds(lambda: _roundtrip(data, zarr.codecs.TransposeCodec(order=order), chunks), repeat=3)
-        with zarr.config.set({"codecs.transpose": "numcodecs_ext.zarr3.transpose.Transpose"}):
-            ours = best_seconds(lambda: _roundtrip(data, Transpose(order=list(order)), chunks), repeat=3)
+        theirs, ours = interleaved(
+            lambda: _roundtrip(data, zarr.codecs.TransposeCodec(order=order), chunks),
+            lambda: _roundtrip_ours(data, order, chunks),
+        )
         print(row(name, 2 * mb / ours, "zarr built-in", 2 * mb / theirs))
         ratios.append((f"transpose write+read {name}", theirs / ours))
     print("transpose (the copy alone)")
     for name, shape, dtype, order in CASES[:4]:
         data = (rng.integers(0, 255, shape) if dtype == "u1" else rng.standard_normal(shape)).astype(dtype)
         mb = data.nbytes / 1e6
-        strided = best_seconds(lambda: np.ascontiguousarray(data.transpose(order)))
-        ours = best_seconds(lambda: transpose(data, order))
+        strided, ours = interleaved(lambda: np.ascontiguousarray(data.transpose(order)),
+                                    lambda: transpose(data, order))
         print(row(name, mb / ours, "numpy strided copy", mb / strided))
     return ratios
 
