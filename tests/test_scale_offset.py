@@ -252,3 +252,37 @@ def test_zarr_v2_filters_nan_fill_partial_write():
     got = a[:]
     assert np.isnan(got[[0, 1, 5, 6, 7, 8, 9]]).all()
     assert got[2:5].tolist() == [0.0, 10.0, 2540.0]
+
+
+def test_in_place_decode_only_for_private_temporaries() -> None:
+    """decode_chunk reuses a whole numpy-owned temporary, never a view the caller still sees."""
+    c = ScaleOffset(offset=1.0, scale=2.0)
+    owned = np.array([2.0, 4.0, 6.0])
+    assert c.decode_chunk(owned, (3,), np.dtype("float64")) is not None
+    assert owned.tolist() == [2.0, 3.0, 4.0]  # a temporary: decoded in place
+
+    base = np.array([2.0, 4.0, 6.0, 8.0])
+    part = base[:3]  # a view of part of an allocation someone else holds
+    out = c.decode_chunk(part, (3,), np.dtype("float64"))
+    assert out.tolist() == [2.0, 3.0, 4.0] and base.tolist() == [2.0, 4.0, 6.0, 8.0]
+
+    store_bytes = np.frombuffer(bytearray(np.array([2.0, 4.0]).tobytes()), dtype="float64")
+    c.decode_chunk(store_bytes, (2,), np.dtype("float64"))
+    assert store_bytes.tolist() == [2.0, 4.0]  # memory not allocated by numpy is never written
+
+    whole_view = np.array([2.0, 4.0]).view("float64")  # a view of a whole numpy allocation,
+    c.decode_chunk(whole_view, (2,), np.dtype("float64"))  # as a MemoryStore's chunk bytes are
+    assert whole_view.tolist() == [2.0, 4.0]
+
+
+def test_memory_store_chunks_survive_repeated_reads(ours) -> None:
+    """A MemoryStore keeps chunk bytes in numpy arrays; decoding must never write into them."""
+    from zarr.storage import MemoryStore
+
+    data = np.linspace(-3, 200, 10, dtype="float32")
+    z = zarr.create_array(MemoryStore(), shape=(10,), chunks=(4,), dtype="float32",
+                          filters=[ZScaleOffset(offset=5, scale=0.1)], compressors=None)
+    z[:] = data
+    first = z[:]
+    assert np.array_equal(first, z[:]) and np.array_equal(z[:], first)
+    assert np.allclose(first, data, rtol=1e-6)

@@ -130,9 +130,12 @@ class ScaleOffset(ExtCodec):
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dt = np.dtype(dtype)
         off, sc = self._parameters(dt)
-        src = _typed(np.asarray(arr), dt).reshape(shape)
+        src = _typed(np.asarray(arr), dt)
+        if src.shape != tuple(shape):
+            src = src.reshape(shape)
         # In zarr's decode chain an array that owns its writeable memory is a temporary made by
-        # the codec after us (a view of store bytes never owns its data): reuse it as the output.
+        # the codec after us: store bytes reach codecs only as views (which own nothing), even
+        # where the store keeps them in a numpy array. Decode such a temporary in place.
         reuse = (src.flags.owndata and src.flags.writeable and src.flags.c_contiguous
                  and src.dtype.isnative)
         return core.decode(src, off, sc, out=src if reuse else None)
