@@ -9,13 +9,12 @@ without built-ins, cast-value-rs not installed) are skipped with a note.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import tracemalloc
 from typing import Any, Callable
 
 import numpy as np
 
+from _util import best_seconds, interleaved
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 
@@ -23,12 +22,7 @@ NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
 
 
 def timeit(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return best_seconds(fn, repeat=repeat)
 
 
 def peak_extra(fn: Callable[[], Any]) -> tuple[int, int]:
@@ -143,9 +137,76 @@ def main(mib: int = 64, repeat: int = 7) -> list[tuple[str, float, float | None]
     return rows
 
 
+def zarr_pipeline(repeat: int = 5) -> None:
+    """Whole-array write and read through zarr (64 MiB float64, 8 MiB chunks, memory store)."""
+    import warnings
+
+    import zarr
+    from zarr.storage import MemoryStore
+
+    from numcodecs_ext import zarr3
+
+    x = data(64).reshape(1024, 8192)
+    xf = np.nan_to_num(x, nan=0.0).clip(-10, 2540)  # FixedScaleOffset cannot take NaN
+    pipelines: dict[str, tuple[list[Any], np.ndarray, dict[str, str]]] = {
+        "ours [scale_offset, cast_value]": (
+            [zarr3.ScaleOffset(offset=-10, scale=0.1),
+             zarr3.CastValue(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)], x, {}),
+        "anchor numcodecs.fixedscaleoffset (zarr adapter)": (
+            [zarr.codecs.numcodecs.FixedScaleOffset(offset=-10, scale=0.1, dtype="f8", astype="u1")],
+            xf, {}),
+    }
+    zb = zarr_builtins()
+    if not isinstance(zb, str):
+        from zarr.codecs.cast_value import CastValue as ZCast
+        from zarr.codecs.scale_offset import ScaleOffset as ZScale
+
+        pipelines["anchor zarr 3.4 built-ins (cast-value-rs)"] = (
+            [ZScale(offset=-10, scale=0.1), ZCast(data_type="uint8", out_of_range="clamp",
+                                                  scalar_map=NAN_MAP)], x,
+            {"codecs.cast_value": "zarr.codecs.cast_value.CastValue",
+             "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset"})
+    else:
+        print("zarr built-ins:", zb)
+
+    def writer(filters: list[Any], arr: np.ndarray, cfg: dict[str, str]) -> tuple[Any, Any]:
+        z = zarr.create_array(MemoryStore(), shape=arr.shape, chunks=(128, 8192), dtype="f8",
+                              filters=filters, compressors=None, fill_value=0)
+
+        def write() -> None:
+            with zarr.config.set(cfg):
+                z[...] = arr
+
+        def read() -> None:
+            with zarr.config.set(cfg):
+                z[...]
+
+        write()
+        return write, read
+
+    print("\n-- through zarr: 64 MiB float64, 8 MiB chunks, memory store (write / read MB/s) --")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr 3.1 warns about numcodecs codecs in v3 arrays
+        fns = {name: writer(*spec) for name, spec in pipelines.items()}
+        writes = interleaved(*(w for w, _ in fns.values()), repeat=repeat)
+        reads = interleaved(*(r for _, r in fns.values()), repeat=repeat)
+    mb = x.nbytes / 1e6
+    ours_w, ours_r = writes[0], reads[0]
+    for (name, _), w, r in zip(fns.items(), writes, reads):
+        extra = "" if name.startswith("ours") else f"   ours: {w / ours_w:5.2f}x write, {r / ours_r:5.2f}x read"
+        print(f"{name:58s} {mb / w:7.0f} / {mb / r:7.0f}{extra}")
+
+
+def run() -> None:
+    print("scale_offset and cast_value (64 MiB float64; MB/s of the timed direction's input)")
+    main()
+    zarr_pipeline()
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--mib", type=int, default=64)
     p.add_argument("--repeat", type=int, default=7)
     args = p.parse_args()
     main(args.mib, args.repeat)
+    zarr_pipeline()
