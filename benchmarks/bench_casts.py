@@ -14,15 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from _util import best_seconds, interleaved
+from _util import interleaved
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
-
-
-def timeit(fn: Callable[[], Any], repeat: int) -> float:
-    return best_seconds(fn, repeat=repeat)
 
 
 def peak_extra(fn: Callable[[], Any]) -> tuple[int, int]:
@@ -66,75 +62,71 @@ def zarr_builtins() -> tuple[Any, Any] | str:
     return cast, (so_enc, so_dec)
 
 
-def main(mib: int = 64, repeat: int = 7) -> list[tuple[str, float, float | None]]:
+def _group(title: str, entries: list[tuple[str, Callable[[], Any], float]], repeat: int) -> dict[str, float]:
+    """Time a group in alternation (see _util.interleaved); print MB/s and ratios to each anchor."""
+    print(f"\n-- {title} --")
+    seconds = interleaved(*(fn for _, fn, _ in entries), repeat=repeat)
+    rates = {name: nbytes / 1e6 / t for (name, _, nbytes), t in zip(entries, seconds)}
+    anchors = {n: r for n, r in rates.items() if n.startswith("anchor")}
+    for name, rate in rates.items():
+        ratios = "" if name.startswith("anchor") else "".join(
+            f"   {rate / a:5.2f}x {n.removeprefix('anchor ').split(' encode')[0].split(' decode')[0]}"
+            for n, a in anchors.items() if ("encode" in n) == ("encode" in name))
+        print(f"{name:58s} {rate:7.0f} MB/s{ratios}")
+    return rates
+
+
+def main(mib: int = 64, repeat: int = 7) -> dict[str, float]:
     x = data(mib)
     mb = x.nbytes
-    rows: list[tuple[str, float, float | None]] = []
-
-    def row(name: str, seconds: float, nbytes: float, anchor: float | None = None) -> float:
-        rate = nbytes / 1e6 / seconds
-        rows.append((name, rate, None if anchor is None else rate / anchor))
-        ratio = "" if anchor is None else f"   {rate / anchor:5.2f}x anchor"
-        print(f"{name:58s} {rate:9.0f} MB/s{ratio}")
-        return rate
-
+    f8 = np.dtype("float64")
     floor_out = np.empty_like(x)
-    row("memory floor: np.copyto into preallocated float64", timeit(lambda: np.copyto(floor_out, x), repeat), mb)
+    rates = _group("memory floor", [("np.copyto into a preallocated float64 array",
+                                     lambda: np.copyto(floor_out, x), mb)], repeat)
 
     cv = CastValue(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)
     so = ScaleOffset(offset=-10, scale=0.1)
     enc = cv.encode_chunk(np.clip(x, 0, 255))
     u8mb = enc.nbytes
     zb = zarr_builtins()
-
-    print("\n-- cast_value f64->u8, nearest-even, clamp, NaN->0 map --")
-    a_enc = a_dec = None
     if isinstance(zb, str):
         print("zarr 3.4 + cast-value-rs:", zb)
-    else:
-        zcast, _ = zb
-        a_enc = row("anchor zarr 3.4 cast_value + cast-value-rs encode",
-                    timeit(lambda: zcast(x, "uint8", "encode"), repeat), mb)
-        a_dec = row("anchor zarr 3.4 cast_value + cast-value-rs decode (of u8)",
-                    timeit(lambda: zcast(enc, "float64", "decode"), repeat), u8mb)
-    row("ours cast_value encode", timeit(lambda: cv.encode_chunk(x), repeat), mb, a_enc)
-    row("ours cast_value decode (of u8)",
-        timeit(lambda: cv.decode_chunk(enc, enc.shape, np.dtype("float64")), repeat), u8mb, a_dec)
 
-    print("\n-- scale_offset(-10, 0.1) + cast_value(u8) pipeline --")
+    entries: list[tuple[str, Callable[[], Any], float]] = []
+    if not isinstance(zb, str):
+        zcast, (zso_enc, zso_dec) = zb
+        entries += [("anchor zarr 3.4 + cast-value-rs encode", lambda: zcast(x, "uint8", "encode"), mb),
+                    ("anchor zarr 3.4 + cast-value-rs decode", lambda: zcast(enc, "float64", "decode"), u8mb)]
+    entries += [("ours cast_value encode", lambda: cv.encode_chunk(x), mb),
+                ("ours cast_value decode (MB/s of the uint8 input)",
+                 lambda: cv.decode_chunk(enc, enc.shape, f8), u8mb)]
+    rates |= _group("cast_value f64->u8, nearest-even, clamp, NaN->0 map", entries, repeat)
+
     import numcodecs
 
     fso = numcodecs.FixedScaleOffset(offset=-10, scale=0.1, dtype="f8", astype="u1")
     xf = np.nan_to_num(x, nan=0.0).clip(-10, 2540)  # FixedScaleOffset has no NaN handling
-    f_enc = row("anchor numcodecs FixedScaleOffset encode", timeit(lambda: fso.encode(xf), repeat), mb)
     fenc = fso.encode(xf)
-    f_dec = row("anchor numcodecs FixedScaleOffset decode (of u8)", timeit(lambda: fso.decode(fenc), repeat), u8mb)
-    z_enc = z_dec = None
+    penc = cv.encode_chunk(so.encode_chunk(x))
+    entries = [("anchor FixedScaleOffset encode", lambda: fso.encode(xf), mb),
+               ("anchor FixedScaleOffset decode", lambda: fso.decode(fenc), u8mb)]
     if not isinstance(zb, str):
-        zcast, (zso_enc, zso_dec) = zb
-        z_enc = row("anchor zarr 3.4 pipeline encode",
-                    timeit(lambda: zcast(zso_enc(x), "uint8", "encode"), repeat), mb)
-        penc = zcast(zso_enc(x), "uint8", "encode")
-        z_dec = row("anchor zarr 3.4 pipeline decode (of u8)",
-                    timeit(lambda: zso_dec(zcast(penc, "float64", "decode")), repeat), u8mb)
-    pipe_enc = lambda: cv.encode_chunk(so.encode_chunk(x))  # noqa: E731
-    penc = pipe_enc()
-    pipe_dec = lambda: so.decode_chunk(cv.decode_chunk(penc, penc.shape, np.dtype("float64")),  # noqa: E731
-                                       penc.shape, np.dtype("float64"))
-    r = row("ours pipeline encode", timeit(pipe_enc, repeat), mb, f_enc)
-    if z_enc:
-        print(f"{'':58s} {'':9s}      {r / z_enc:5.2f}x zarr 3.4")
-    r = row("ours pipeline decode (of u8)", timeit(pipe_dec, repeat), u8mb, f_dec)
-    if z_dec:
-        print(f"{'':58s} {'':9s}      {r / z_dec:5.2f}x zarr 3.4")
+        zpenc = zcast(zso_enc(x), "uint8", "encode")
+        entries += [("anchor zarr 3.4 pipeline encode", lambda: zcast(zso_enc(x), "uint8", "encode"), mb),
+                    ("anchor zarr 3.4 pipeline decode",
+                     lambda: zso_dec(zcast(zpenc, "float64", "decode")), u8mb)]
+    entries += [("ours pipeline encode", lambda: cv.encode_chunk(so.encode_chunk(x)), mb),
+                ("ours pipeline decode (MB/s of the uint8 input)",
+                 lambda: so.decode_chunk(cv.decode_chunk(penc, penc.shape, f8), penc.shape, f8), u8mb)]
+    rates |= _group("scale_offset(-10, 0.1) + cast_value(u8) pipeline", entries, repeat)
 
     print("\n-- peak extra memory (tracemalloc), relative to the output size --")
     for name, fn in [("cast_value encode", lambda: cv.encode_chunk(x)),
-                     ("cast_value decode", lambda: cv.decode_chunk(enc, enc.shape, np.dtype("float64"))),
+                     ("cast_value decode", lambda: cv.decode_chunk(enc, enc.shape, f8)),
                      ("scale_offset encode", lambda: so.encode_chunk(x))]:
         peak, out = peak_extra(fn)
         print(f"{name:58s} peak {peak / 1e6:8.1f} MB = {peak / out:5.2f} x output")
-    return rows
+    return rates
 
 
 def zarr_pipeline(repeat: int = 5) -> None:
