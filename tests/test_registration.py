@@ -60,3 +60,25 @@ def test_import_registers_and_warns_nothing() -> None:
     code = "import warnings; warnings.simplefilter('error'); import numcodecs_ext, zarr, numcodecs"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_cast_value_arrays_work_without_cast_value_rs() -> None:
+    """zarr >= 3.2's own cast_value needs cast-value-rs; by default ours is used and needs nothing."""
+    code = textwrap.dedent('''
+        import sys, warnings
+        warnings.simplefilter("error")
+        sys.modules["cast_value_rs"] = None  # as if it were not installed: importing it fails
+        import numpy as np, zarr
+        from zarr.storage import MemoryStore
+        z = zarr.create_array(MemoryStore(), shape=(6,), chunks=(3,), dtype="float64", fill_value=np.nan,
+                              filters=[{"name": "cast_value", "configuration": {
+                                  "data_type": "uint8", "scalar_map": {"encode": [["NaN", 0]],
+                                                                       "decode": [[0, "NaN"]]}}}])
+        z[:4] = [1.0, np.nan, 3.0, 4.0]
+        out = z[:]
+        assert np.array_equal(out, [1.0, np.nan, 3.0, 4.0, np.nan, np.nan], equal_nan=True), out
+        print(type(z.metadata.codecs[0]).__module__)
+    ''')
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "numcodecs_ext.zarr3.cast_value"
