@@ -54,6 +54,7 @@ __all__ = [
     "DTypeLike",
     "Kind",
     "NumericInfo",
+    "check_numeric_json",
     "dtype_kind",
     "dtype_name",
     "finfo",
@@ -463,6 +464,36 @@ def _int_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
     if dtype.kind in "iu":
         return np.array(data, dtype=dtype)
     return np.array(data, dtype=np.int8).astype(dtype)
+
+
+def check_numeric_json(data: JSON, *, what: str = "value", finite: bool = False) -> None:
+    """Check that ``data`` is fill-value JSON for *some* integer or float type (dtype unknown yet).
+
+    Numbers, ``"NaN"``, ``"Infinity"``, ``"+Infinity"``, ``"-Infinity"`` and hex bit patterns of
+    at most 64 bits; with ``finite=True`` the names of non-finite values are refused too.
+
+    >>> check_numeric_json("0x7fc00000"); check_numeric_json(2.5, finite=True)
+    >>> check_numeric_json("abc", what="offset")
+    Traceback (most recent call last):
+    ...
+    ValueError: offset: 'abc' is not a number, 'NaN', 'Infinity', '-Infinity' or a hex bit pattern like '0x7fc00000'
+    """
+    if isinstance(data, bool) or not isinstance(data, (int, float, str)):
+        raise ValueError(f"{what}: {data!r} is not a number (or a string such as 'NaN' or '0x7fc00000')")
+    if isinstance(data, str):
+        if data in ("NaN", "Infinity", "+Infinity", "-Infinity"):
+            if finite:
+                raise ValueError(f"{what}: {data!r} is not valid here; it must be a finite number")
+            return
+        if not _HEX.match(data):
+            raise ValueError(
+                f"{what}: {data!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a hex bit "
+                "pattern like '0x7fc00000'"
+            )
+        if int(data, 16) >= 1 << 64:
+            raise ValueError(f"{what}: hex value {data!r} is wider than any supported type (64 bits)")
+    elif finite and isinstance(data, float) and not math.isfinite(data):
+        raise ValueError(f"{what}: {data!r} is not valid here; it must be a finite number")
 
 
 def scalar_from_json(data: JSON, dtype: DTypeLike, *, what: str = "value") -> np.generic:

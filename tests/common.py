@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numcodecs
 import numpy as np
+import pytest
 
 from numcodecs_ext.codecs._base import ExtCodec
 
@@ -67,12 +68,31 @@ def check_encode_decode(codec: ExtCodec, arr: np.ndarray, tolerance: float, deco
     assert_same(codec.decode(enc, **decode_kwargs), arr, tolerance)
     for buf in (raw, bytearray(raw), array.array("b", raw)):
         assert_same(codec.decode(buf, **decode_kwargs), arr, tolerance)
-    # Non-contiguous and Fortran-ordered input encode to the same bytes as C-ordered input.
+    # Element-wise codecs encode Fortran-ordered input to the same values, in Fortran order (as
+    # zarr v2 arrays with order="F" need); shape-aware codecs refuse it with a clear error.
     if arr.ndim >= 2:
-        assert encoded_bytes(codec.encode(np.asfortranarray(arr))) == raw
-    big = arr.astype(arr.dtype.newbyteorder(">")) if arr.dtype.byteorder != "|" and arr.dtype.kind in "iuf" else None
-    if big is not None:
-        assert encoded_bytes(codec.encode(big)) == raw
+        fortran = np.asfortranarray(arr)
+        if codec.elementwise:
+            enc_f = codec.encode(fortran)
+            assert encoded_bytes(enc_f) == raw
+            assert np.asarray(enc_f).flags.f_contiguous
+            dec_f = codec.decode(enc_f)  if codec.dtype is not None else None
+            if dec_f is not None:
+                assert_same(np.ascontiguousarray(dec_f), arr, tolerance)
+        else:
+            with pytest.raises(ValueError, match="Fortran-ordered"):
+                codec.encode(fortran)
+        strided = np.repeat(arr, 2, axis=-1)[..., ::2]  # neither C- nor F-contiguous: by value
+        assert encoded_bytes(codec.encode(strided)) == raw
+    # Byte-swapped input: by value, unless a configured dtype says decode() must return the
+    # native order (then it is refused: zarr v2 would read garbage back).
+    if arr.dtype.itemsize > 1 and arr.dtype.kind in "iuf":
+        big = arr.astype(arr.dtype.newbyteorder(">"))
+        if codec.dtype is None:
+            assert encoded_bytes(codec.encode(big)) == raw
+        else:
+            with pytest.raises(ValueError, match="byte order"):
+                codec.encode(big)
 
 
 def check_threads(

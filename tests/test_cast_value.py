@@ -401,3 +401,10 @@ def test_threaded_blocks_match_single_thread(monkeypatch):
     assert np.array_equal(cast_array(np.asfortranarray(x), "int8", out_of_range="wrap", scalar_map=m), single)
     with pytest.raises(ValueError, match="no NaN"):
         cast_array(x, "int8")
+
+
+@pytest.mark.parametrize("key,match", [("abc", "hex bit pattern"), ("0x" + "f" * 17, "64 bits"),
+                                       (True, "JSON scalar"), ([1], "JSON scalar")])
+def test_scalar_map_keys_checked_without_dtype(key, match) -> None:
+    with pytest.raises((TypeError, ValueError), match=match):
+        CastValue(data_type="uint8", scalar_map={"encode": [[key, 0]]})

@@ -68,17 +68,28 @@ def _placement(case: CodecCase, codec: object) -> dict[str, object]:
 
 
 @cases
-def test_zarr_v2(case: CodecCase, tmp_path) -> None:
-    """zarr_format=2 arrays with the numcodecs codec as a filter (or the compressor)."""
-    chunks = _chunks(case.array.shape)
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("byteorder", ["<", ">"])
+def test_zarr_v2(case: CodecCase, order: str, byteorder: str, tmp_path) -> None:
+    """zarr_format=2 arrays with the numcodecs codec as a filter (or the compressor).
+
+    zarr v2 keeps an array's byte order and memory order in its chunks: element-wise codecs
+    follow both; shape-aware codecs refuse order="F" (their decode cannot know it) at write time.
+    """
+    array = case.array
+    if byteorder == ">":
+        if array.dtype.itemsize == 1:
+            pytest.skip("one-byte items have no byte order")
+        array = array.astype(array.dtype.newbyteorder(">"))
+    chunks = _chunks(array.shape)
     # zarr v2 hands filters and the compressor flat bytes on decode: configure the chunk shape
-    # (and dtype) for codecs that need them.
+    # (and the dtype, with its byte order) for codecs that need them.
     config = case.codec.get_config()
     keys = type(case.codec).config_keys()
     if "shape" in keys:
         config["shape"] = list(chunks)
-    if "dtype" in keys and case.kind == "bytes":
-        config["dtype"] = str(case.array.dtype)
+    if "dtype" in keys and (case.kind == "bytes" or "dtype" in config):
+        config["dtype"] = array.dtype.str
     codec = numcodecs.get_codec(config)
     if case.kind == "array":
         placement = {"filters": [codec], "compressors": None}
@@ -86,12 +97,16 @@ def test_zarr_v2(case: CodecCase, tmp_path) -> None:
         placement = {"compressors": [codec], "filters": None}
     store = LocalStore(tmp_path / "a.zarr")
     z = zarr.create_array(
-        store, shape=case.array.shape, chunks=chunks, dtype=case.array.dtype, zarr_format=2,
+        store, shape=array.shape, chunks=chunks, dtype=array.dtype, zarr_format=2, order=order,
         fill_value=case.fill_value, **placement,
     )
-    z[...] = case.array
+    if order == "F" and not codec.elementwise:
+        with pytest.raises(ValueError, match="Fortran-ordered"):
+            z[...] = array
+        return
+    z[...] = array
     again = zarr.open_array(LocalStore(tmp_path / "a.zarr"), mode="r")
-    assert_same(again[...], case.array, case.tolerance)
+    assert_same(again[...], array, case.tolerance)
 
 
 @cases

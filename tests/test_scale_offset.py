@@ -286,3 +286,13 @@ def test_memory_store_chunks_survive_repeated_reads(ours) -> None:
     first = z[:]
     assert np.array_equal(first, z[:]) and np.array_equal(z[:], first)
     assert np.allclose(first, data, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"offset": "NaN"}, "finite"), ({"offset": "Infinity"}, "finite"), ({"scale": 1e400}, "finite"),
+    ({"scale": "0x0"}, "non-zero"), ({"scale": 0}, "non-zero"), ({"offset": "abc"}, "hex bit pattern"),
+    ({"offset": "0x1" + "0" * 16}, "64 bits"),
+])
+def test_parameters_invalid_for_every_dtype_refused_without_dtype(kwargs, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        ScaleOffset(**kwargs)

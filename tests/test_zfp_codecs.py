@@ -256,3 +256,24 @@ def test_zarr_v2_compressor(tmp_path: Path, cfg: dict) -> None:
         assert np.array_equal(back, a)
     else:
         assert np.abs(back - a).max() < 1.0
+
+
+@pytest.mark.parametrize("configured", [None, "float32", ">f4"])
+def test_decode_into_byte_swapped_out(configured) -> None:
+    """out= of the other byte order receives the values, never native bytes reinterpreted."""
+    data = np.arange(12, dtype="float32").reshape(3, 4)
+    enc = Zfp(mode="reversible").encode(data)
+    codec = Zfp(mode="reversible", dtype=configured, shape=[3, 4]) if configured else Zfp(mode="reversible")
+    out = np.empty((3, 4), dtype=">f4")
+    assert codec.decode(enc, out=out) is out
+    assert np.array_equal(out, data)
+
+
+def test_big_endian_dtype_config_round_trips() -> None:
+    codec = Zfp(mode="reversible", dtype=">f8", shape=[5])
+    assert codec.get_config()["dtype"] == ">f8"
+    data = np.linspace(0, 1, 5).astype(">f8")
+    decoded = codec.decode(codec.encode(data))
+    assert decoded.dtype == np.dtype(">f8") and np.array_equal(decoded, data)
+    with pytest.raises(ValueError, match="byte order"):
+        Zfp(mode="reversible", dtype="float64", shape=[5]).encode(data)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
-from ..dtypes import dtype_kind, dtype_name, parse_dtype, scalar_from_json
-from ._base import ExtCodec, as_array, check_keys
+from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parse_dtype, scalar_from_json
+from ._base import ExtCodec, as_array, check_keys, fortran_only, parse_decoded_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
 
@@ -141,6 +141,7 @@ class CastValue(ExtCodec):
     """
 
     codec_id = "cast_value"
+    elementwise = True
 
     def __init__(
         self,
@@ -169,7 +170,9 @@ class CastValue(ExtCodec):
         self.rounding = rounding
         self.out_of_range = out_of_range
         self.scalar_map = _parse_scalar_map(scalar_map)
-        self.dtype = None if dtype is None else check_numeric_dtype(self.codec_id, "dtype", dtype)
+        if dtype is not None:
+            self.dtype, self._dtype_order = parse_decoded_dtype(
+                dtype, lambda v: check_numeric_dtype(self.codec_id, "dtype", v))
         self._maps: dict[tuple[np.dtype, str], list[tuple[Any, Any]]] = {}
         # the target side of every entry is known now; the source side when the source is
         self._entries(None, "encode")
@@ -192,7 +195,7 @@ class CastValue(ExtCodec):
     def _config(self) -> dict[str, Any]:
         config = self._spec_config()
         if self.dtype is not None:
-            config["dtype"] = dtype_name(self.dtype)
+            config["dtype"] = self._dtype_json()
         return config
 
     def v3_configuration(self) -> dict[str, Any]:
@@ -216,6 +219,10 @@ class CastValue(ExtCodec):
         for i, (k, v) in enumerate(raw):
             where = f"codec 'cast_value': scalar_map[{direction!r}][{i}]"
             kdt, vdt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
+            if kdt is None:  # the source dtype is not known yet: check what can be checked
+                check_numeric_json(k, what=f"{where} input")
+            if vdt is None:
+                check_numeric_json(v, what=f"{where} output")
             key = scalar_from_json(k, kdt, what=f"{where} input") if kdt is not None else None
             val = scalar_from_json(v, vdt, what=f"{where} output") if vdt is not None else None
             entries.append((key, val))
@@ -276,18 +283,19 @@ class CastValue(ExtCodec):
         return self._encode_array(np.asarray(arr))
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        enc = _typed(np.asarray(arr), self.data_type).reshape(shape)
+        enc = typed(np.asarray(arr), self.data_type).reshape(shape)
         return self._decode_array(enc, np.dtype(dtype))
 
-    # numcodecs API
+    # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
         if not isinstance(buf, np.ndarray) and self.dtype is not None:
-            arr = _typed(arr, self.dtype)
-        return self._encode_array(arr)
+            arr = typed(arr, self._stored_dtype)
+        self._check_encode_input(arr)
+        return self._encode_array(arr.T).T if fortran_only(arr) else self._encode_array(arr)
 
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
-        enc = _typed(as_array(buf), self.data_type)
+        enc = typed(as_array(buf), self.data_type)
         if out is not None:
             out = as_array(out)
             dtype = out.dtype
@@ -300,16 +308,6 @@ class CastValue(ExtCodec):
                 "codec 'cast_value': decoding needs the decoded dtype; configure dtype=... or "
                 "pass out= (an array of the decoded dtype and shape)"
             )
-        return self._decode_array(enc, self.dtype)
-
-
-def _typed(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``arr`` as ``dtype``: itself if it already is, else its bytes reinterpreted."""
-    if arr.dtype.newbyteorder("=") == dtype:
-        return arr
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    if flat.nbytes % dtype.itemsize:
-        raise ValueError(
-            f"a buffer of {flat.nbytes} bytes does not hold whole {dtype_name(dtype)} items"
-        )
-    return flat.view(np.uint8).view(dtype)
+        if fortran_only(enc):
+            return self._decoded(self._decode_array(enc.T, self.dtype).T)
+        return self._decoded(self._decode_array(enc, self.dtype))

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..core import scale_offset as core
-from ..dtypes import dtype_name, scalar_from_json
+from ..dtypes import check_numeric_json, dtype_name, scalar_from_json
 from ._base import ExtCodec, as_array, check_keys
-from .cast_value import _typed, check_numeric_dtype, json_scalar
+from ._base import fortran_only, parse_decoded_dtype, typed
+from .cast_value import check_numeric_dtype, json_scalar
 
 __all__ = ["ScaleOffset"]
 
@@ -49,21 +50,24 @@ class ScaleOffset(ExtCodec):
     """
 
     codec_id = "scale_offset"
+    elementwise = True
 
     def __init__(self, offset: Any = 0, scale: Any = 1, dtype: Any = None) -> None:
         self.offset = json_scalar(offset, self.codec_id, "offset")
         self.scale = json_scalar(scale, self.codec_id, "scale")
-        self.dtype = None if dtype is None else check_numeric_dtype(self.codec_id, "dtype", dtype)
+        if dtype is not None:
+            self.dtype, self._dtype_order = parse_decoded_dtype(
+                dtype, lambda v: check_numeric_dtype(self.codec_id, "dtype", v))
         self._params: dict[np.dtype, tuple[Any, Any]] = {}
         if self.dtype is not None:
             self._parameters(self.dtype)
-        else:  # what can be checked without a dtype
+        else:  # what can be checked without a dtype: finite for every dtype, scale non-zero
             for key in ("offset", "scale"):
-                value = getattr(self, key)
-                if isinstance(value, str) and not value.startswith("0x"):
-                    scalar_from_json(value, "float64", what=f"codec 'scale_offset': {key}")
-            if isinstance(self.scale, (int, float)) and self.scale == 0:
-                raise ValueError("codec 'scale_offset': scale=0 is not valid; scale must be non-zero")
+                check_numeric_json(getattr(self, key), what=f"codec 'scale_offset': {key}", finite=True)
+            if self.scale == 0 or (isinstance(self.scale, str) and int(self.scale, 16) == 0):
+                raise ValueError(
+                    f"codec 'scale_offset': scale={self.scale!r} is not valid; scale must be non-zero"
+                )
 
     def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
         """offset and scale decoded for ``dtype`` and checked (cached per dtype)."""
@@ -97,7 +101,7 @@ class ScaleOffset(ExtCodec):
     def _config(self) -> dict[str, Any]:
         config = self.v3_configuration()
         if self.dtype is not None:
-            config["dtype"] = dtype_name(self.dtype)
+            config["dtype"] = self._dtype_json()
         return config
 
     @classmethod
@@ -130,7 +134,7 @@ class ScaleOffset(ExtCodec):
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dt = np.dtype(dtype)
         off, sc = self._parameters(dt)
-        src = _typed(np.asarray(arr), dt)
+        src = typed(np.asarray(arr), dt)
         if src.shape != tuple(shape):
             src = src.reshape(shape)
         # In zarr's decode chain an array that owns its writeable memory is a temporary made by
@@ -140,12 +144,15 @@ class ScaleOffset(ExtCodec):
                  and src.dtype.isnative)
         return core.decode(src, off, sc, out=src if reuse else None)
 
-    # numcodecs API
+    # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
         if not isinstance(buf, np.ndarray) and self.dtype is not None:
-            arr = _typed(arr, self.dtype)
-        return self.encode_chunk(arr)
+            arr = typed(arr, self._stored_dtype)
+        self._check_encode_input(arr)
+        result = self.encode_chunk(arr.T).T if fortran_only(arr) else self.encode_chunk(arr)
+        # same dtype in, same dtype out: keep a byte-swapped input's byte order for the next filter
+        return result if arr.dtype.isnative else result.astype(arr.dtype)
 
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
         arr = as_array(buf)
@@ -153,17 +160,19 @@ class ScaleOffset(ExtCodec):
             out = as_array(out)
             dt = out.dtype.newbyteorder("=")
             off, sc = self._parameters(dt)
-            src = _typed(arr, dt).reshape(out.shape)
+            src = typed(arr, dt).reshape(out.shape)
             if out.flags.c_contiguous and out.dtype.isnative:
                 return core.decode(src, off, sc, out=out)
             np.copyto(out, core.decode(src, off, sc))
             return out
         if self.dtype is not None:
-            arr = _typed(arr, self.dtype)
+            arr = typed(arr, self._stored_dtype)  # what encode() gave: the configured byte order
         elif not isinstance(buf, np.ndarray):
             raise ValueError(
                 "codec 'scale_offset': decoding bytes needs the dtype; configure dtype=... or "
                 "pass out= (an array of the decoded dtype and shape)"
             )
         off, sc = self._parameters(arr.dtype.newbyteorder("="))
-        return core.decode(arr, off, sc)
+        if fortran_only(arr):
+            return self._decoded(core.decode(arr.T, off, sc).T)
+        return self._decoded(core.decode(arr, off, sc))

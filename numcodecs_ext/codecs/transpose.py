@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..core.transpose import copy_is_tiled, inverse_order, normalize_order, transpose
-from ..dtypes import dtype_name, parse_dtype
-from ._base import ExtCodec, as_array
+from ..dtypes import parse_dtype
+from ._base import ExtCodec, as_array, parse_decoded_dtype, typed
 
 __all__ = ["Transpose"]
 
@@ -91,14 +91,15 @@ class Transpose(ExtCodec):
                     f"order={list(self.order)} has {len(self.order)}"
                 )
         self.shape = shape
-        self.dtype = None if dtype is None else parse_dtype(dtype)
+        if dtype is not None:
+            self.dtype, self._dtype_order = parse_decoded_dtype(dtype, parse_dtype)
 
     def _config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"order": self.order if isinstance(self.order, str) else list(self.order)}
         if self.shape is not None:
             config["shape"] = list(self.shape)
         if self.dtype is not None:
-            config["dtype"] = dtype_name(self.dtype)
+            config["dtype"] = self._dtype_json()
         return config
 
     def permutation(self, ndim: int) -> tuple[int, ...]:
@@ -115,6 +116,7 @@ class Transpose(ExtCodec):
 
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
+        self._check_encode_input(arr)
         if self.shape is not None and arr.shape != self.shape and arr.size == math.prod(self.shape):
             arr = arr.reshape(self.shape)
         return transpose(arr, self.permutation(arr.ndim))
@@ -125,7 +127,7 @@ class Transpose(ExtCodec):
             out = as_array(out)
             perm = self.permutation(out.ndim)
             enc_shape = tuple(out.shape[ax] for ax in perm)
-            src = _typed(arr, out.dtype, enc_shape)
+            src = typed(arr, out.dtype, enc_shape)
             if out.flags.c_contiguous:
                 return transpose(src, inverse_order(perm), out=out)
             np.copyto(out, src.transpose(inverse_order(perm)))
@@ -140,7 +142,7 @@ class Transpose(ExtCodec):
             )
         perm = self.permutation(len(self.shape))
         enc_shape = tuple(self.shape[ax] for ax in perm)
-        dtype = self.dtype
+        dtype = self._stored_dtype
         if dtype is None:
             items = math.prod(self.shape)
             if items == 0 or arr.nbytes % items:
@@ -149,7 +151,7 @@ class Transpose(ExtCodec):
                     f"{list(self.shape)}"
                 )
             dtype = arr.dtype if arr.itemsize * arr.size == arr.nbytes and arr.size == items else np.dtype(f"V{arr.nbytes // items}")
-        src = _typed(arr, dtype, enc_shape)
+        src = typed(arr, dtype, enc_shape)
         return transpose(src, inverse_order(perm))
 
     # --- zarr v3 contract -------------------------------------------------------------------
@@ -181,19 +183,5 @@ class Transpose(ExtCodec):
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         perm = inverse_order(self.permutation(len(shape)))
-        src = _typed(arr, dtype, tuple(shape[ax] for ax in self.permutation(len(shape))))
+        src = typed(arr, dtype, tuple(shape[ax] for ax in self.permutation(len(shape))))
         return transpose(src, perm) if copy_is_tiled(src, perm) else src.transpose(perm)
-
-
-def _typed(arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """``arr`` as an array of ``dtype`` and ``shape``, reinterpreting flat bytes if needed."""
-    if arr.dtype == dtype and arr.shape == shape:
-        return arr
-    if arr.dtype == dtype and arr.size == math.prod(shape):
-        return arr.reshape(shape)
-    flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-    if flat.nbytes != math.prod(shape) * dtype.itemsize:
-        raise ValueError(
-            f"codec 'transpose': {flat.nbytes} bytes do not hold a {dtype} array of shape {list(shape)}"
-        )
-    return flat.view(dtype).reshape(shape)

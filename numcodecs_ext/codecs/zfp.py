@@ -13,8 +13,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..core import zfp as core
-from ..dtypes import dtype_name, parse_dtype
-from ._base import ExtCodec, as_array, check_keys
+from ..dtypes import parse_dtype
+from ._base import ExtCodec, as_array, check_keys, parse_decoded_dtype, typed
 
 __all__ = ["Zfp"]
 
@@ -36,10 +36,6 @@ def _parse_any_dtype(value: Any) -> np.dtype:
             f"codec 'zfp': dtype={value!r} is not a data type zfp can handle; supported: "
             f"{core.SUPPORTED_DTYPES}"
         ) from None
-
-
-def _dtype_json(dt: np.dtype) -> str:
-    return dt.str if dt.kind in "mM" else dtype_name(dt)
 
 
 class Zfp(ExtCodec):
@@ -131,7 +127,8 @@ class Zfp(ExtCodec):
                     "at most 4"
                 )
         self.shape: Optional[tuple[int, ...]] = shape
-        self.dtype: Optional[np.dtype] = None if dtype is None else _parse_any_dtype(dtype)
+        if dtype is not None:
+            self.dtype, self._dtype_order = parse_decoded_dtype(dtype, _parse_any_dtype)
         if self.dtype is not None:
             core.check_dtype(self.dtype, **self._spec)
 
@@ -140,7 +137,7 @@ class Zfp(ExtCodec):
         if self.shape is not None:
             config["shape"] = list(self.shape)
         if self.dtype is not None:
-            config["dtype"] = _dtype_json(self.dtype)
+            config["dtype"] = self._dtype_json()
         return config
 
     # --- numcodecs API ----------------------------------------------------------------------
@@ -150,10 +147,11 @@ class Zfp(ExtCodec):
         if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
             if isinstance(buf, np.ndarray) and arr.dtype != np.uint8:
                 raise ValueError(
-                    f"codec 'zfp': configured for dtype {_dtype_json(self.dtype)!r} but got an "
+                    f"codec 'zfp': configured for dtype {self._dtype_json()!r} but got an "
                     f"array of {arr.dtype}"
                 )
-            arr = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).view(self.dtype)
+            arr = typed(arr, self._stored_dtype)
+        self._check_encode_input(arr)
         if self.shape is not None and arr.shape != self.shape:
             if arr.size != math.prod(self.shape):
                 raise ValueError(
@@ -169,18 +167,23 @@ class Zfp(ExtCodec):
         if out is not None:
             out = as_array(out)
             shape = self.shape if self.shape is not None else out.shape
-            dtype = self.dtype if self.dtype is not None else out.dtype
+            dtype = self.dtype if self.dtype is not None else out.dtype.newbyteorder("=")
             if out.nbytes != math.prod(shape) * dtype.itemsize:
                 raise ValueError(
-                    f"codec 'zfp': out has {out.nbytes} bytes but a {_dtype_json(dtype)} array of "
+                    f"codec 'zfp': out has {out.nbytes} bytes but a {dtype.str} array of "
                     f"shape {list(shape)} needs {math.prod(shape) * dtype.itemsize}"
                 )
-            if out.flags.c_contiguous and out.flags.writeable:
+            same_type = out.dtype.newbyteorder("=") == dtype
+            if out.flags.c_contiguous and out.flags.writeable and (out.dtype.isnative or not same_type):
+                # into out itself (viewed as the dtype if out is, say, a byte buffer)
                 target = out.reshape(-1).view(np.uint8).view(dtype) if out.dtype != dtype else out
                 core.decompress(src, shape, dtype, out=target.reshape(-1), **self._spec)
                 return out
             decoded = core.decompress(src, shape, dtype, **self._spec)
-            np.copyto(out, decoded.reshape(out.shape).view(out.dtype), casting="no")
+            if same_type:  # values, into any layout or byte order
+                np.copyto(out, decoded.reshape(out.shape))
+            else:
+                np.copyto(out, decoded.reshape(out.shape).view(out.dtype), casting="no")
             return out
         if self.shape is None or self.dtype is None:
             missing = " and ".join(k for k in ("shape", "dtype") if getattr(self, k) is None)
@@ -189,7 +192,7 @@ class Zfp(ExtCodec):
                 f"dtype: pass out= (an array of that shape and dtype) or configure {missing} "
                 f"(e.g. Zfp(mode=..., shape=[...], dtype='float32'))"
             )
-        return core.decompress(src, self.shape, self.dtype, **self._spec)
+        return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
 
     # --- zarr v3 contract -------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:
