@@ -55,6 +55,7 @@ __all__ = [
     "Kind",
     "NumericInfo",
     "check_numeric_json",
+    "number_to_json",
     "dtype_kind",
     "dtype_name",
     "finfo",
@@ -464,6 +465,42 @@ def _int_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
     if dtype.kind in "iu":
         return np.array(data, dtype=dtype)
     return np.array(data, dtype=np.int8).astype(dtype)
+
+
+def number_to_json(value: Any, *, what: str = "value") -> JSON:
+    """A number given in Python (int, float, numpy scalar) or as JSON, as dtype-free scalar JSON.
+
+    For parameters whose dtype is not known yet (``offset``, ``scale``, ``scalar_map`` entries):
+    NaN and infinities become their strings (a numpy NaN with a payload its hex bit pattern),
+    integers stay exact, strings pass unchanged except ``"+Infinity"``, written ``"Infinity"``.
+
+    >>> number_to_json(float("nan")), number_to_json(np.float32("-inf")), number_to_json(np.int64(7))
+    ('NaN', '-Infinity', 7)
+    >>> number_to_json("+Infinity"), number_to_json(0.1)
+    ('Infinity', 0.1)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what}: {value!r} must be a number, not a bool")
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.generic) and dtype_kind(value.dtype) == "float":
+        if np.isnan(value.astype(np.float64)):
+            return scalar_to_json(value, value.dtype)  # "NaN", or hex for another payload
+        value = float(value.astype(np.float64))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return "Infinity" if value == "+Infinity" else value
+    raise TypeError(
+        f"{what}: {value!r} must be a JSON scalar: a number, 'NaN', 'Infinity', '-Infinity' or a "
+        "hex bit pattern such as '0x7fc00000'"
+    )
 
 
 def check_numeric_json(data: JSON, *, what: str = "value", finite: bool = False) -> None:

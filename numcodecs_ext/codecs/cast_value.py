@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
-from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parse_dtype, scalar_from_json
+from ..dtypes import check_numeric_json, dtype_kind, dtype_name, number_to_json, parse_dtype, scalar_from_json
 from ._base import ExtCodec, as_array, check_keys, fortran_only, parse_decoded_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
@@ -33,32 +33,8 @@ def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
 
 
 def json_scalar(value: Any, codec_id: str, key: str) -> Any:
-    """A parameter as JSON (numpy scalars become numbers; "+Infinity" is written "Infinity")."""
-    if isinstance(value, np.generic):
-        if isinstance(value, np.bool_):
-            raise TypeError(f"codec {codec_id!r}: {key}={value!r} must be a number, not a bool")
-        if isinstance(value, np.integer):
-            return int(value)
-        f = float(np.asarray(value).astype(np.float64))
-        if np.isnan(f):
-            from ..dtypes import scalar_to_json
-
-            return scalar_to_json(value, value.dtype)
-        value = f
-    if isinstance(value, float):
-        if np.isnan(value):
-            return "NaN"
-        if np.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(
-            f"codec {codec_id!r}: {key}={value!r} must be a JSON scalar: a number, 'NaN', "
-            f"'Infinity', '-Infinity' or a hex bit pattern such as '0x7fc00000'"
-        )
-    if value == "+Infinity":
-        return "Infinity"  # accepted on read, never written
-    return value
+    """A parameter as dtype-free JSON (numpy scalars become numbers; "+Infinity" is "Infinity")."""
+    return number_to_json(value, what=f"codec {codec_id!r}: {key}")
 
 
 def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:

@@ -22,9 +22,7 @@ The work is done in cache-sized blocks, so the only array as large as the data i
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,50 +50,6 @@ OUT_OF_RANGE_MODES: tuple[str, ...] = ("clamp", "wrap")
 
 #: elements per block: 256 KiB of float64, comfortably inside L2 with the temporaries
 BLOCK = 32768
-#: arrays with at least this many elements are split over THREADS worker threads (numpy releases
-#: the GIL inside each block's ufuncs). Off by default: measured on 64 MiB it gave no reliable gain
-#: (the work is memory-bound and zarr/dask already run chunks on their own threads, which the
-#: extra threads would compete with). Set THREADS > 1 to use it for single large arrays.
-THREADS = 1
-PARALLEL_MIN = 1 << 21
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def run_parallel(parts: Sequence[Any], fn: Any) -> None:
-    """Call ``fn(part)`` for every part, on the shared worker threads when there are several."""
-    global _pool
-    if len(parts) <= 1:
-        for part in parts:
-            fn(part)
-        return
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="numcodecs_ext")
-    for future in [_pool.submit(fn, part) for part in parts]:
-        future.result()  # re-raises the first error
-
-
-def split_outer(arr: np.ndarray, out: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Split ``arr``/``out`` (same shape, ``out`` C-contiguous) into THREADS C-order slabs."""
-    n = THREADS if arr.size >= PARALLEL_MIN else 1
-    if n <= 1 or arr.ndim == 0:
-        return [(arr, out)]
-    if arr.flags.c_contiguous:
-        a, o = arr.reshape(-1), out.reshape(-1)
-    else:
-        a, o = arr, out
-        if a.shape[0] < n:
-            return [(arr, out)]
-    step = -(-a.shape[0] // n)
-    return [(a[i : i + step], o[i : i + step]) for i in range(0, a.shape[0], step)]
-
-# --------------------------------------------------------------------------------------------
-# exactness and layout helpers
-# --------------------------------------------------------------------------------------------
-
-
 def is_exact_cast(src: NumericInfo, tgt: NumericInfo) -> bool:
     """True when every value of ``src`` (including NaN/inf/-0) converts exactly to ``tgt``."""
     if src.is_int and tgt.is_int:
@@ -420,22 +374,6 @@ class _Cast:
     # -- driver --------------------------------------------------------------------------------
 
     def run(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
-        parts = split_outer(arr, out)
-        if len(parts) == 1:
-            return self._run_part(arr, out)
-        # every thread needs its own scratch buffers
-        clones = [self] + [self._clone() for _ in parts[1:]]
-        run_parallel(list(zip(clones, parts)), lambda cp: cp[0]._run_part(*cp[1]))
-        return out
-
-    def _clone(self) -> _Cast:
-        c = object.__new__(_Cast)
-        c.__dict__.update(self.__dict__)
-        c.wbuf = c.tmp = c.tmp2 = c.mbuf = None  # allocated by each thread's _run_part
-        c.kernel = getattr(c, self.kernel.__name__)
-        return c
-
-    def _run_part(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
         flat = out.reshape(-1)
         with np.errstate(all="ignore"):
             nelem = BLOCK if self.wdtype is not None else BLOCK * 2

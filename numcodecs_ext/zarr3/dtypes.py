@@ -38,7 +38,6 @@ array([1.5, -2, nan], dtype=bfloat16)
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,7 +48,7 @@ from zarr.core.dtype.common import HasEndianness, HasItemSize
 from zarr.core.dtype.wrapper import ZDType
 
 from ..dtypes import dtype_kind, dtype_name, parse_dtype
-from ..dtypes import scalar_from_json, scalar_to_json
+from ..dtypes import number_to_json, scalar_from_json, scalar_to_json
 
 try:  # zarr >= 3.2 (importing it from zarr.core.dtype.common is deprecated there)
     from zarr.errors import DataTypeValidationError
@@ -226,7 +225,7 @@ class _MLDType(ZDType[Any, Any], HasItemSize):
         if dtype_kind(native) in ("int", "uint"):
             value = _as_exact_int(data, self._zarr_v3_name)
             return scalar_from_json(value, native, what="fill_value")
-        return self._from_json(_float_as_json(data))
+        return self._from_json(number_to_json(data, what="fill_value"))
 
     def default_scalar(self) -> Any:
         """The all-zero bit pattern: 0 for every type but float8_e8m0fnu, which has no zero
@@ -265,18 +264,6 @@ def _as_exact_int(data: Any, name: str) -> int:
     if not value.is_integer():
         raise ValueError(f"fill_value: {data!r} is not an integer, so not a valid {name} value")
     return int(value)
-
-
-def _float_as_json(data: Any) -> JSON:
-    """A number as fill-value JSON: NaN and infinities as their strings, ints kept exact."""
-    if isinstance(data, (int, np.integer)):
-        return int(data)
-    value = float(data)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
 
 
 class _MLEndianDType(_MLDType, HasEndianness):
