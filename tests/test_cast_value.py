@@ -402,3 +402,14 @@ def test_fortran_input_matches_c_input():
 def test_scalar_map_keys_checked_without_dtype(key, match) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         CastValue(data_type="uint8", scalar_map={"encode": [[key, 0]]})
+
+
+@pytest.mark.parametrize("value,dtype,expected", [(255.5, "uint8", 255), (-128.5, "int8", -128),
+                                                  (-0.5, "uint8", 0)])
+def test_nearest_away_half_just_past_the_range(value, dtype, expected) -> None:
+    """255.5 rounds away to 256: out of range (an error), clamped to 255 (never wrapped to 0)."""
+    x = np.array([1.0, value, 2.0])
+    with pytest.raises(ValueError, match="range"):
+        cast_array(x, dtype, rounding="nearest-away")
+    got = cast_array(x, dtype, rounding="nearest-away", out_of_range="clamp")
+    assert got.tolist() == [1, expected, 2]
