@@ -9,13 +9,17 @@ Each codec of the collection appears in zarr v3 twice:
 
 Unlike zarr's adapter, these classes carry the chunk spec through the codec: the dtype, shape and
 fill value that the next codec sees come from the codec's ``resolve_spec``. Work runs in a worker
-thread (``asyncio.to_thread``) so zarr encodes chunks in parallel wherever the core releases the
+thread (one per core) so zarr encodes chunks in parallel wherever the core releases the
 GIL.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -33,9 +37,30 @@ ADAPTER_PREFIX = "numcodecs."
 _INLINE_BYTES = 1 << 20
 
 
+@functools.lru_cache(maxsize=256)
 def zarr_dtype(dtype: np.dtype) -> Any:
-    """zarr's ZDType for a numpy dtype."""
+    """zarr's ZDType for a numpy dtype (cached: zarr resolves chunk specs for every chunk, and
+    its registry search tries every registered data type)."""
     return get_data_type_from_native_dtype(dtype)
+
+
+_workers: ThreadPoolExecutor | None = None
+_workers_lock = threading.Lock()
+
+
+async def _in_worker(fn: Any, *args: Any) -> Any:
+    """Run ``fn(*args)`` on a pool of one thread per core.
+
+    asyncio's default executor has cores + 4 threads; for memory-bound numpy work that many
+    threads on few cores only evict each other's cache lines and trade the GIL back and forth.
+    """
+    global _workers
+    if _workers is None:
+        with _workers_lock:
+            if _workers is None:
+                _workers = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                              thread_name_prefix="numcodecs_ext")
+    return await asyncio.get_running_loop().run_in_executor(_workers, fn, *args)
 
 
 def _native(spec: ArraySpec) -> np.dtype:
@@ -175,12 +200,12 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
             return self._encode_sync(chunk_array, chunk_spec)
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        return await _in_worker(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
             return self._decode_sync(chunk_array, chunk_spec)
-        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+        return await _in_worker(self._decode_sync, chunk_array, chunk_spec)
 
 
 @dataclass(frozen=True, init=False, repr=False)
@@ -204,10 +229,10 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        return await _in_worker(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
-        return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
+        return await _in_worker(self._decode_sync, chunk_bytes, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         raise NotImplementedError  # variable-size output
