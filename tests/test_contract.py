@@ -168,3 +168,28 @@ def test_dask_distributed_cluster(tmp_path) -> None:
             # The array, with our codec instance in its metadata, is pickled to the workers.
             da.store(da.from_array(case.array, chunks=chunks), z, lock=False, compute=True)
             assert_same(zarr.open_array(LocalStore(path), mode="r")[...], case.array, case.tolerance)
+
+
+def test_forked_child_encodes_through_zarr(tmp_path) -> None:
+    """The zarr v3 layer's worker pool is rebuilt in a forked child (dask and multiprocessing
+    workers started with fork), instead of waiting forever on the parent's dead threads."""
+    import multiprocessing
+
+    from numcodecs_ext.zarr3 import Transpose
+
+    data = np.arange(2 * 1024 * 1024, dtype="float64").reshape(1024, 2048)  # > 1 MiB: pooled
+    path = str(tmp_path / "a.zarr")
+    z = zarr.create_array(LocalStore(path), shape=data.shape, chunks=data.shape, dtype=data.dtype,
+                          filters=[Transpose(order=[1, 0])], compressors=None)
+    z[...] = data  # starts the pool in this process
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        assert pool.apply_async(_write_and_check, (path, 2.0)).get(timeout=60)
+    assert np.array_equal(zarr.open_array(LocalStore(path), mode="r")[...], data * 2)
+
+
+def _write_and_check(path: str, factor: float) -> bool:
+    z = zarr.open_array(LocalStore(path), mode="r+")
+    data = z[...]
+    z[...] = data * factor
+    return bool(np.array_equal(z[...], data * factor))

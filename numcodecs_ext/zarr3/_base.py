@@ -63,6 +63,15 @@ async def _in_worker(fn: Any, *args: Any) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_workers, fn, *args)
 
 
+def _forget_workers() -> None:
+    """A forked child (multiprocessing, dask with fork) has none of the parent's threads."""
+    global _workers
+    _workers = None
+
+
+os.register_at_fork(after_in_child=_forget_workers)
+
+
 def _native(spec: ArraySpec) -> np.dtype:
     dtype = spec.dtype.to_native_dtype()
     return dtype if dtype.byteorder in "=|" else dtype.newbyteorder("=")
