@@ -49,16 +49,21 @@ _workers_lock = threading.Lock()
 
 
 async def _in_worker(fn: Any, *args: Any) -> Any:
-    """Run ``fn(*args)`` on a pool of one thread per core.
+    """Run ``fn(*args)`` on a pool of one thread per core (at most zarr's threading.max_workers).
 
     asyncio's default executor has cores + 4 threads; for memory-bound numpy work that many
     threads on few cores only evict each other's cache lines and trade the GIL back and forth.
+    Like zarr's own pool, it is sized once, when first used.
     """
     global _workers
     if _workers is None:
         with _workers_lock:
             if _workers is None:
-                _workers = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                from zarr.core.config import config
+
+                cores = os.cpu_count() or 1
+                limit = config.get("threading.max_workers", None) or cores
+                _workers = ThreadPoolExecutor(max_workers=max(1, min(cores, int(limit))),
                                               thread_name_prefix="numcodecs_ext")
     return await asyncio.get_running_loop().run_in_executor(_workers, fn, *args)
 
