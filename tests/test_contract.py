@@ -193,3 +193,37 @@ def _write_and_check(path: str, factor: float) -> bool:
     data = z[...]
     z[...] = data * factor
     return bool(np.array_equal(z[...], data * factor))
+
+
+@cases
+def test_zarr_v3_sharded(case: CodecCase, tmp_path) -> None:
+    """Inside zarr's sharding codec (inner chunks of a shard go through our codecs)."""
+    spec_cls, _ = _v3_classes(case.codec.codec_id)
+    v3codec = spec_cls(codec=case.codec)
+    shards = tuple(2 * c for c in _chunks(case.array.shape))
+    with zarr.config.set({f"codecs.{v3codec.name}": f"{spec_cls.__module__}.{spec_cls.__qualname__}"}):
+        z = zarr.create_array(
+            LocalStore(tmp_path / "s.zarr"), shape=case.array.shape, chunks=_chunks(case.array.shape),
+            shards=shards, dtype=case.array.dtype, fill_value=case.fill_value, **_placement(case, v3codec),
+        )
+        z[...] = case.array
+        inner = json.loads((tmp_path / "s.zarr" / "zarr.json").read_text())["codecs"][0]
+        assert inner["name"] == "sharding_indexed"
+        assert v3codec.name in [c["name"] for c in inner["configuration"]["codecs"]]
+        assert_same(zarr.open_array(LocalStore(tmp_path / "s.zarr"), mode="r")[...], case.array, case.tolerance)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_unrepresentable_fill_value_is_an_error_even_in_shards(sharded: bool, tmp_path) -> None:
+    """uint16 - 1000 with the default fill value 0 cannot be stored (spec: MUST be an error).
+
+    zarr >= 3.3 validates a shard's inner codecs with a made-up fill value, so for sharded arrays
+    the check happens when the first chunk is written instead of at creation.
+    """
+    from numcodecs_ext.zarr3 import ScaleOffset
+
+    with pytest.raises(ValueError, match="fill value.*below the offset"):
+        z = zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(8,), chunks=(4,),
+                              shards=(8,) if sharded else None, dtype="uint16",
+                              filters=[ScaleOffset(offset=1000)], compressors=None)
+        z[...] = np.arange(1000, 1008, dtype="uint16")

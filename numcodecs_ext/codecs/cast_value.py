@@ -232,8 +232,13 @@ class CastValue(ExtCodec):
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
                      ) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """The encoded chunk spec; the fill value must survive encode then decode unchanged."""
+        """The encoded chunk spec; the fill value must survive encode then decode unchanged.
+
+        ``fill_value=None`` resolves only the shape and dtype.
+        """
         src = self._source_for(dtype)
+        if fill_value is None:
+            return shape, self.data_type, None
         fill = np.array(fill_value, dtype=src) if not isinstance(fill_value, np.ndarray) else (
             fill_value.astype(src))
         try:

@@ -113,9 +113,11 @@ class ScaleOffset(ExtCodec):
     # --- the codec ------------------------------------------------------------------------------
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
                      ) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """Same shape and dtype; the fill value goes through the encoding."""
+        """Same shape and dtype; the fill value goes through the encoding (None: not checked)."""
         dt = np.dtype(dtype)
         off, sc = self._parameters(dt)
+        if fill_value is None:
+            return shape, dt, None
         fill = np.array(fill_value, dtype=dt)
         try:
             enc = core.encode(fill, off, sc)
