@@ -128,7 +128,7 @@ class Transpose(ExtCodec):
             perm = self.permutation(out.ndim)
             enc_shape = tuple(out.shape[ax] for ax in perm)
             src = typed(arr, out.dtype, enc_shape)
-            if out.flags.c_contiguous:
+            if out.flags.c_contiguous and src.dtype == out.dtype:
                 return transpose(src, inverse_order(perm), out=out)
             np.copyto(out, src.transpose(inverse_order(perm)))
             return out
