@@ -134,8 +134,18 @@ class ExtCodec(Codec):
             return result
         return result.astype(result.dtype.newbyteorder(self._dtype_order))
 
-    def _config(self) -> dict[str, Any]:
+    def v3_configuration(self) -> dict[str, Any]:
+        """The spec configuration (only non-default keys, no numcodecs-only keys)."""
         raise NotImplementedError
+
+    def _config(self) -> dict[str, Any]:
+        """The numcodecs configuration: the spec's, plus ``shape``/``dtype`` where configured."""
+        config = self.v3_configuration()
+        if getattr(self, "shape", None) is not None:
+            config["shape"] = list(self.shape)  # type: ignore[attr-defined]
+        if self.dtype is not None:
+            config["dtype"] = self._dtype_json()
+        return config
 
     def get_config(self) -> dict[str, Any]:
         return {"id": self.codec_id, **self._config()}

@@ -168,12 +168,6 @@ class CastValue(ExtCodec):
             config["scalar_map"] = {k: [list(e) for e in v] for k, v in self.scalar_map.items()}
         return config
 
-    def _config(self) -> dict[str, Any]:
-        config = self._spec_config()
-        if self.dtype is not None:
-            config["dtype"] = self._dtype_json()
-        return config
-
     def v3_configuration(self) -> dict[str, Any]:
         """The zarr v3 ``cast_value`` configuration (only non-default keys, no ``dtype``)."""
         return self._spec_config()

@@ -98,12 +98,6 @@ class ScaleOffset(ExtCodec):
             config["scale"] = self.scale
         return config
 
-    def _config(self) -> dict[str, Any]:
-        config = self.v3_configuration()
-        if self.dtype is not None:
-            config["dtype"] = self._dtype_json()
-        return config
-
     @classmethod
     def from_v3_configuration(cls, configuration: Mapping[str, Any]) -> ScaleOffset:
         """Build from a zarr v3 configuration (``{}`` for the no-op); other keys are errors."""

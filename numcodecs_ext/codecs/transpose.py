@@ -94,14 +94,6 @@ class Transpose(ExtCodec):
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(dtype, parse_dtype)
 
-    def _config(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"order": self.order if isinstance(self.order, str) else list(self.order)}
-        if self.shape is not None:
-            config["shape"] = list(self.shape)
-        if self.dtype is not None:
-            config["dtype"] = self._dtype_json()
-        return config
-
     def permutation(self, ndim: int) -> tuple[int, ...]:
         """The explicit permutation for an array of ``ndim`` dimensions."""
         order = self.order

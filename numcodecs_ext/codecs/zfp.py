@@ -132,14 +132,6 @@ class Zfp(ExtCodec):
         if self.dtype is not None:
             core.check_dtype(self.dtype, **self._spec)
 
-    def _config(self) -> dict[str, Any]:
-        config = dict(self._spec)
-        if self.shape is not None:
-            config["shape"] = list(self.shape)
-        if self.dtype is not None:
-            config["dtype"] = self._dtype_json()
-        return config
-
     # --- numcodecs API ----------------------------------------------------------------------
     def encode(self, buf: Any) -> bytes:
         """Compress an array (or a raw buffer, with ``shape``/``dtype`` configured) to zfp bytes."""
