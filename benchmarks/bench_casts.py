@@ -17,6 +17,7 @@ import numpy as np
 from _util import interleaved
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
+from numcodecs_ext.core import fused
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
 
@@ -115,9 +116,15 @@ def main(mib: int = 64, repeat: int = 7) -> dict[str, float]:
         entries += [("anchor zarr 3.4 pipeline encode", lambda: zcast(zso_enc(x), "uint8", "encode"), mb),
                     ("anchor zarr 3.4 pipeline decode",
                      lambda: zso_dec(zcast(zpenc, "float64", "decode")), u8mb)]
+    fenc_args = cv.cast_arguments(f8, "encode")
+    fdec_args = cv.cast_arguments(f8, "decode")
     entries += [("ours pipeline encode", lambda: cv.encode_chunk(so.encode_chunk(x)), mb),
                 ("ours pipeline decode (MB/s of the uint8 input)",
-                 lambda: so.decode_chunk(cv.decode_chunk(penc, penc.shape, f8), penc.shape, f8), u8mb)]
+                 lambda: so.decode_chunk(cv.decode_chunk(penc, penc.shape, f8), penc.shape, f8), u8mb),
+                ("ours fused encode (zarr v3 chains)",
+                 lambda: fused.encode(x, -10.0, 0.1, **fenc_args), mb),
+                ("ours fused decode (zarr v3 chains)",
+                 lambda: fused.decode(penc, offset=-10.0, scale=0.1, **fdec_args), u8mb)]
     rates |= _group("scale_offset(-10, 0.1) + cast_value(u8) pipeline", entries, repeat)
 
     print("\n-- peak extra memory (tracemalloc), relative to the output size --")

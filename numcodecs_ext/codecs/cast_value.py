@@ -209,20 +209,23 @@ class CastValue(ExtCodec):
             )
         return dt
 
+    def cast_arguments(self, dtype: np.dtype, direction: str) -> dict[str, Any]:
+        """:func:`~numcodecs_ext.core.cast_value.cast_array` arguments (``dtype`` included) for
+        an array of ``dtype`` (the codec's input) in ``direction`` ("encode" or "decode")."""
+        src = self._source_for(dtype)
+        mode = self.out_of_range
+        if direction == "decode" and mode == "wrap" and dtype_kind(src) == "float":
+            mode = None  # wrap only applies to integer outputs; to a float, out-of-range errors
+        return {"dtype": self.data_type if direction == "encode" else src,
+                "rounding": self.rounding, "out_of_range": mode,
+                "scalar_map": self._entries(src, direction)}
+
     def _encode_array(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        src = self._source_for(arr.dtype)
-        return cast_array(arr, self.data_type, rounding=self.rounding,
-                          out_of_range=self.out_of_range,
-                          scalar_map=self._entries(src, "encode"), out=out)
+        return cast_array(arr, **self.cast_arguments(arr.dtype, "encode"), out=out)
 
     def _decode_array(self, arr: np.ndarray, dtype: np.dtype,
                       out: np.ndarray | None = None) -> np.ndarray:
-        src = self._source_for(dtype)
-        mode = self.out_of_range
-        if mode == "wrap" and dtype_kind(src) == "float":
-            mode = None  # wrap only applies to integer outputs; to a float, out-of-range errors
-        return cast_array(arr, src, rounding=self.rounding, out_of_range=mode,
-                          scalar_map=self._entries(src, "decode"), out=out)
+        return cast_array(arr, **self.cast_arguments(dtype, "decode"), out=out)
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
                      ) -> tuple[tuple[int, ...], np.dtype, Any]:

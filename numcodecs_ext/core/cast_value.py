@@ -428,27 +428,39 @@ class _Cast:
 
     # -- driver --------------------------------------------------------------------------------
 
+    @property
+    def block_elements(self) -> int:
+        """Elements per block this conversion is fastest with."""
+        if self.kernel == self._f2i_fast:
+            return FAST_BLOCK
+        return BLOCK if self.wdtype is not None else BLOCK * 2
+
     def run(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
         flat = out.reshape(-1)
+        nelem = self.block_elements
         with np.errstate(all="ignore"):
-            if self.kernel == self._f2i_fast:
-                nelem = FAST_BLOCK
-            else:
-                nelem = BLOCK if self.wdtype is not None else BLOCK * 2
-            if self.wdtype is not None:
-                self._scratch(min(nelem, max(arr.size, 1)))  # blocks are never larger
+            self.prepare(min(nelem, arr.size))
             for view, start, stop in iter_blocks(arr, nelem):
-                o = flat[start:stop]
-                if self.wdtype is None:
-                    self.kernel(view, None, o)
-                    continue
-                if view.dtype == self.wdtype and _native(view):
-                    w = view.reshape(-1)
-                else:
-                    w = self.wbuf[: view.size]
-                    np.copyto(w.reshape(view.shape), view, casting="unsafe")
-                self.kernel(view, w, o)
+                self.run_block(view, flat[start:stop])
         return out
+
+    def prepare(self, n: int) -> None:
+        """Ready this thread's scratch for blocks of up to ``n`` elements."""
+        if self.wdtype is not None:
+            self._scratch(max(n, 1))
+
+    def run_block(self, view: np.ndarray, o: np.ndarray) -> None:
+        """Convert one block (at most the ``prepare``d size) into the 1-D ``o``; the caller
+        sets ``np.errstate(all="ignore")``."""
+        if self.wdtype is None:
+            self.kernel(view, None, o)
+            return
+        if view.dtype == self.wdtype and _native(view):
+            w = view.reshape(-1)
+        else:
+            w = self.wbuf[: view.size]
+            np.copyto(w.reshape(view.shape), view, casting="unsafe")
+        self.kernel(view, w, o)
 
     def _masks(self, view: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
                has_nan: bool, slack: float = 0.0, all_: bool = False

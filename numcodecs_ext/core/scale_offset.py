@@ -20,7 +20,7 @@ import numpy as np
 
 from .cast_value import BLOCK, NumericInfo, cast_array, iter_blocks, numeric_info
 
-__all__ = ["check_parameters", "decode", "encode"]
+__all__ = ["block_kernel", "check_parameters", "decode", "encode"]
 
 
 def _as_param(value: Any, info: NumericInfo, name: str) -> Any:
@@ -127,7 +127,7 @@ def _int_range_error(direction: str, bad: Any, info: NumericInfo, off: int, sc: 
 
 
 def _int_kernel(arr: np.ndarray, info: NumericInfo, off: int, sc: int, out: np.ndarray,
-                direction: str) -> None:
+                direction: str, base: int = 0) -> None:
     bounds = (_encode_bounds if direction == "encode" else _decode_bounds)(info, off, sc)
     wdt = info.dtype if info.dtype.isbuiltin else np.dtype(np.int64)
     offw, scw = wdt.type(off), wdt.type(sc)
@@ -194,7 +194,7 @@ def _overflow_error(direction: str, r: np.ndarray, x: np.ndarray, info: NumericI
 
 
 def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
-                  out: np.ndarray, direction: str) -> None:
+                  out: np.ndarray, direction: str, base: int = 0) -> None:
     """numpy float dtypes: two in-place ufuncs per block in the dtype itself.
 
     Overflow costs no pass over the data: which operation can overflow at all is decided once
@@ -203,7 +203,8 @@ def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
     gives a result too large for the type (infinite inputs give infinite results without it), so
     a block is only examined when the flag is raised. Then, if the input is still there (``out``
     is not ``arr``), the block is recomputed to name the offending value; when decoding in place
-    (zarr hands over a temporary) the value itself is gone, so the error gives its index.
+    (zarr hands over a temporary) the value itself is gone, so the error gives its index
+    (``base``: the flat index of ``arr``'s first element in the caller's array).
     """
     flat = out.reshape(-1)
     offs, scs = off[()], sc[()]
@@ -228,7 +229,7 @@ def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
                 op2(ov, p2, out=ov)
             except FloatingPointError:
                 _overflowed(direction, x, ov, op1, p1, op2, p2, stage,
-                            inplace and not keep, start, info, offs, scs)
+                            inplace and not keep, base + start, info, offs, scs)
 
 
 def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any, op2: Any,
@@ -260,9 +261,9 @@ def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any
 
 
 def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
-                  out: np.ndarray, direction: str) -> None:
+                  out: np.ndarray, direction: str, base: int = 0) -> None:
     if info.dtype.type in (np.float16, np.float32, np.float64):
-        _float_native(arr, info, off, sc, out, direction)
+        _float_native(arr, info, off, sc, out, direction, base)
         return
     flat = out.reshape(-1)
     offs, scs = off[()], sc[()]
@@ -285,14 +286,19 @@ def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
                 ) from None
 
 
+def block_kernel(info: NumericInfo) -> Any:
+    """The kernel for ``info``'s dtype: ``kernel(arr, info, off, sc, out, direction, base=0)``
+    with ``off, sc`` from :func:`check_parameters`; ``out`` may be ``arr`` itself."""
+    return _int_kernel if info.is_int else _float_kernel
+
+
 def _run(arr: Any, offset: Any, scale: Any, out: np.ndarray | None, direction: str) -> np.ndarray:
     arr = np.asarray(arr)
     info = numeric_info(arr.dtype)
     off, sc = check_parameters(info.dtype, offset, scale)
     result = _prepare_out(arr, info, out)
     if arr.size:
-        kernel = _int_kernel if info.is_int else _float_kernel
-        kernel(arr, info, off, sc, result, direction)
+        block_kernel(info)(arr, info, off, sc, result, direction)
     return result
 
 

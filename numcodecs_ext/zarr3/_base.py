@@ -11,6 +11,16 @@ Unlike zarr's adapter, these classes carry the chunk spec through the codec: the
 fill value that the next codec sees come from the codec's ``resolve_spec``. Work runs in a worker
 thread (one per core) so zarr encodes chunks in parallel wherever the core releases the
 GIL.
+
+Fusion: zarr runs the codecs of a chain one after the other, each over the whole batch, so the
+full-size intermediate between two array -> array codecs is written and read back from main
+memory. When a codec that can continue another one's work (``fuses_after``, e.g. cast_value
+after scale_offset) directly follows it in an array's chain, the two are linked while zarr
+evolves the chain (the spec one resolves is the very object the other is evolved with). The
+earlier step then hands over a :class:`_Deferred` buffer instead of computing, and the later
+codec runs both steps block by block (:mod:`numcodecs_ext.core.fused`). Anything else that
+touches a deferred buffer gets the computed array, so a link can only ever cost speed, never
+change a result.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
 from zarr.core.array_spec import ArraySpec
+from zarr.core.buffer import cpu as _cpu
 from zarr.core.dtype import get_data_type_from_native_dtype
 
 from ..codecs._base import ExtCodec
@@ -90,6 +101,45 @@ def _validating_shard_inner_codecs() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+#: (codec, the ArraySpec its resolve_metadata last returned) in this thread: how a codec being
+#: evolved recognises the codec right before it in a chain
+_chain = threading.local()
+
+
+class _Deferred(_cpu.NDBuffer):
+    """An array -> array codec's result, computed only when something first uses it.
+
+    ``producer`` made it from ``source``; the next codec may take ``source`` instead and do both
+    steps in one pass. Every other use goes through ``_data`` (the attribute zarr's NDBuffer
+    keeps its array in), which computes the result once. NDBuffer methods build new buffers as
+    ``self.__class__(array)``: with an array alone this is an ordinary, computed buffer.
+    """
+
+    def __init__(self, array: Any = None, *, producer: Any = None,
+                 source: np.ndarray | None = None, compute: Any = None) -> None:
+        # no super().__init__(): it only assigns _data
+        self.producer, self.source, self._compute, self._value = producer, source, compute, array
+
+    @property  # type: ignore[override]
+    def _data(self) -> Any:
+        if self._value is None:
+            self._value = self._compute()
+            self._compute = self.source = None
+        return self._value
+
+    @_data.setter
+    def _data(self, value: Any) -> None:
+        self._value = value
+
+    def take(self, producer: Any) -> np.ndarray | None:
+        """The source, if ``producer`` made this buffer and it has not been computed."""
+        return self.source if self._value is None and self.producer is producer else None
+
+
+def _on_cpu(spec: ArraySpec) -> bool:
+    return spec.prototype.nd_buffer is _cpu.NDBuffer
 
 
 def _native(spec: ArraySpec) -> np.dtype:
@@ -162,10 +212,22 @@ class _V3Common:
     # --- zarr's codec protocol -------------------------------------------------------------
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
         bind = getattr(self.codec, "bind", None)
-        if bind is None:
+        bound = self.codec if bind is None else bind(array_spec.shape, _native(array_spec))
+        if bound is self.codec and not isinstance(self, ArrayArrayV3):
             return self
-        bound = bind(array_spec.shape, _native(array_spec))
-        return self if bound is self.codec else type(self)(codec=bound, name=self.name)
+        # array -> array codecs: a fresh instance per chain, since links to neighbours are kept
+        # on the instance
+        evolved = type(self)(codec=bound, name=self.name)
+        evolved._link(array_spec)
+        return evolved
+
+    def _link(self, spec: ArraySpec) -> None:
+        """Link to the previous codec if ``spec`` is the very object its resolve_metadata
+        returned: zarr >= 3.2 evolves a chain in order with that object; zarr 3.1 resolves
+        the specs of each batch in order (then the first batch runs unlinked)."""
+        prev = getattr(_chain, "last", None)
+        if prev is not None and prev[1] is spec:
+            self._link_after(prev[0])
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
         # Checks against the codec's own input dtype happen in resolve_metadata: zarr < 3.2 passes
@@ -173,6 +235,7 @@ class _V3Common:
         return None
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
+        self._link(chunk_spec)
         native = _native(chunk_spec)
         try:
             shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
@@ -188,13 +251,18 @@ class _V3Common:
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
         if fill is None:
             fill = zdtype.default_scalar()
-        return ArraySpec(
+        resolved = ArraySpec(
             shape=shape,
             dtype=zdtype,
             fill_value=fill,
             config=chunk_spec.config,
             prototype=chunk_spec.prototype,
         )
+        _chain.last = (self, resolved)
+        return resolved
+
+    def _link_after(self, prev: Any) -> None:
+        """``prev`` comes right before this codec in a chain (see the module docstring)."""
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         encoded = self.resolve_metadata(chunk_spec)
@@ -226,6 +294,31 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
     codec: ExtCodec = field()
     name: str = field()
 
+    #: the numcodecs class whose step this codec can finish together with its own (see the
+    #: module docstring); such classes implement ``fused_encode`` and ``fused_decode``
+    fuses_after: ClassVar[type[ExtCodec] | None] = None
+    #: linked neighbours (instance attributes, set while zarr evolves a chain): the codec
+    #: before this one whose work we finish, and the one after this one that finishes ours
+    _before: ClassVar[Any] = None
+    _after: ClassVar[Any] = None
+
+    def _link_after(self, prev: Any) -> None:
+        if (self.fuses_after is not None and self._before is None
+                and isinstance(prev, ArrayArrayV3)
+                and isinstance(prev.codec, self.fuses_after) and prev._after is None):
+            object.__setattr__(prev, "_after", self)
+            object.__setattr__(self, "_before", prev)
+
+    def fused_encode(self, before: ExtCodec, arr: np.ndarray) -> np.ndarray:
+        """``self.codec.encode_chunk(before.encode_chunk(arr))`` in one pass."""
+        raise NotImplementedError
+
+    def fused_decode(self, before: ExtCodec, arr: Any, shape: tuple[int, ...],
+                     dtype: np.dtype) -> np.ndarray:
+        """``before.decode_chunk(self.codec.decode_chunk(arr, shape, dtype), shape, dtype)``
+        in one pass (``dtype``: what this codec decodes to)."""
+        raise NotImplementedError
+
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         encoded = self.codec.encode_chunk(chunk_array.as_ndarray_like())  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(encoded)
@@ -236,12 +329,42 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         )
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
+    async def _run(self, fn: Any, nbytes: int, spec: ArraySpec) -> Any:
+        if nbytes < _INLINE_BYTES:
+            result = fn()
+        else:
+            result = await _in_worker(fn)
+        return spec.prototype.nd_buffer.from_ndarray_like(result)
+
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        before = self._before
+        if before is not None and isinstance(chunk_array, _Deferred):
+            source = chunk_array.take(before)
+            if source is not None:
+                return await self._run(lambda: self.fused_encode(before.codec, source),
+                                       source.nbytes, chunk_spec)
+        after = self._after
+        if after is not None and _on_cpu(chunk_spec):  # the next codec finishes our work
+            arr = chunk_array.as_ndarray_like()
+            return _Deferred(producer=self, source=arr, compute=lambda: self.codec.encode_chunk(arr))  # type: ignore[attr-defined]
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
             return self._encode_sync(chunk_array, chunk_spec)
         return await _in_worker(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        after = self._after
+        if after is not None and isinstance(chunk_array, _Deferred):
+            source = chunk_array.take(after)
+            if source is not None:
+                shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
+                return await self._run(
+                    lambda: after.fused_decode(self.codec, source, shape, dtype),
+                    int(np.prod(shape)) * dtype.itemsize, chunk_spec)
+        if self._before is not None and _on_cpu(chunk_spec):  # the previous codec finishes it
+            arr = chunk_array.as_ndarray_like()
+            shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
+            return _Deferred(producer=self, source=arr,
+                             compute=lambda: self.codec.decode_chunk(arr, shape, dtype))  # type: ignore[attr-defined]
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
             return self._decode_sync(chunk_array, chunk_spec)
         return await _in_worker(self._decode_sync, chunk_array, chunk_spec)

@@ -1,0 +1,228 @@
+"""scale_offset + cast_value fused into one pass: identical to the two steps, in zarr too."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from numcodecs_ext.codecs.cast_value import CastValue
+from numcodecs_ext.codecs.scale_offset import ScaleOffset
+from numcodecs_ext.core import cast_value, fused
+from numcodecs_ext.zarr3 import _base as zbase
+from numcodecs_ext.zarr3.cast_value import CastValue as ZCastValue
+from numcodecs_ext.zarr3.cast_value import NumcodecsCastValue
+from numcodecs_ext.zarr3.scale_offset import NumcodecsScaleOffset
+from numcodecs_ext.zarr3.scale_offset import ScaleOffset as ZScaleOffset
+from numcodecs_ext.zarr3.transpose import Transpose as ZTranspose
+
+NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+
+#: (array dtype, offset, scale, CastValue config): float and integer sources, clamp, wrap,
+#: maps, a float target with its own rounding, and an ml_dtypes target
+CHAINS = [
+    ("float64", -10, 0.1, {"data_type": "uint8", "out_of_range": "clamp", "scalar_map": NAN_MAP}),
+    ("float32", 3.5, 4, {"data_type": "int16", "rounding": "nearest-away", "out_of_range": "wrap"}),
+    ("float64", 1, 1e-3, {"data_type": "float16", "rounding": "towards-zero"}),
+    ("float64", 0, 8, {"data_type": "float8_e4m3fnuz", "out_of_range": "clamp",
+                       "scalar_map": {"encode": [["Infinity", "0x7f"]]}}),
+    ("int32", 1000, 3, {"data_type": "uint16", "out_of_range": "clamp"}),
+    ("uint16", 1000, 1, {"data_type": "uint8", "out_of_range": "wrap",
+                         "scalar_map": {"encode": [[1255, 7]], "decode": [[7, 1255]]}}),
+    ("bfloat16", 2, 0.5, {"data_type": "int8", "rounding": "towards-negative",
+                          "out_of_range": "clamp"}),
+]
+
+
+def _two_steps_encode(x, so, cv):
+    return cv.encode_chunk(so.encode_chunk(x))
+
+
+def _two_steps_decode(enc, so, cv, dtype):
+    return so.decode(cv.decode_chunk(enc, enc.shape, dtype))  # decode(): never in place
+
+
+def _error(fn):
+    try:
+        fn()
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _values(dtype: np.dtype, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, endpoint=True, dtype=dtype)
+    x = rng.normal(0, 200, n)
+    x[rng.random(n) < 0.05] = np.nan
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype,offset,scale,config", CHAINS)
+@pytest.mark.parametrize("n", [0, 1, 1000, 300_001])  # 300_001: several blocks and a remainder
+def test_core_matches_two_steps(dtype, offset, scale, config, n) -> None:
+    dt = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    so, cv = ScaleOffset(offset=offset, scale=scale), CastValue(**config)
+    off, sc = so._parameters(dt)
+    x = _values(dt, n, n)
+    if dt.kind in "iu" and config["data_type"] == "uint16":  # keep within the encodable range
+        x = np.clip(x, -(2**31) // 3 + 1000, 2**31 // 3)
+    args = cv.cast_arguments(dt, "encode")
+    want_err = _error(lambda: _two_steps_encode(x, so, cv))
+    got_err = _error(lambda: fused.encode(x, off, sc, **args))
+    assert got_err == want_err
+    if want_err is not None:
+        return
+    enc = fused.encode(x, off, sc, **args)
+    assert enc.tobytes() == _two_steps_encode(x, so, cv).tobytes()
+    dec = fused.decode(enc, offset=off, scale=sc, **cv.cast_arguments(dt, "decode"))
+    assert dec.tobytes() == _two_steps_decode(enc, so, cv, dt).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(0, 70), elements=st.floats(allow_nan=True, allow_infinity=True)),
+       rounding=st.sampled_from(cast_value.ROUNDING_MODES),
+       mode=st.sampled_from([None, "clamp", "wrap"]))
+def test_core_matches_two_steps_any_values(x, rounding, mode) -> None:
+    """Errors included: the same message for the same first offending value."""
+    so = ScaleOffset(offset=-1.5, scale=3)
+    cv = CastValue(data_type="int8", rounding=rounding, out_of_range=mode, scalar_map=NAN_MAP)
+    off, sc = so._parameters(x.dtype)
+    want = _error(lambda: _two_steps_encode(x, so, cv))
+    assert _error(lambda: fused.encode(x, off, sc, **cv.cast_arguments(x.dtype, "encode"))) == want
+
+
+def test_layouts_and_byte_order() -> None:
+    x = _values(np.dtype("float64"), 6 * 7 * 5, 1).reshape(6, 7, 5)
+    so, cv = ScaleOffset(offset=-10, scale=0.1), CastValue(**CHAINS[0][3])
+    want = _two_steps_encode(x, so, cv)
+    for view in (x.astype(">f8"), np.asfortranarray(x), x[:, ::-1][:, ::-1], x.copy()):
+        got = fused.encode(view, np.float64(-10), np.float64(0.1),
+                           **cv.cast_arguments(np.dtype("float64"), "encode"))
+        assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+    zero_d = fused.encode(np.array(2.0), np.float64(-10), np.float64(0.1), "uint8")
+    assert zero_d.shape == () and zero_d[()] == 1
+
+
+def test_decode_overflow_error_names_the_chunk_index() -> None:
+    """Decoding in the output: the value is gone, the error gives its index in the chunk."""
+    codes = np.zeros(200_000, np.uint8)
+    codes[150_000] = 255
+    with pytest.raises(ValueError, match="flat index 150000 .* overflows float32"):
+        fused.decode(codes, "float32", np.float32(0), np.float32(1e-38))
+
+
+# --- zarr v3 ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ours():
+    names = {"scale_offset": ZScaleOffset, "cast_value": ZCastValue,
+             "numcodecs.scale_offset": NumcodecsScaleOffset,
+             "numcodecs.cast_value": NumcodecsCastValue}
+    with zarr.config.set({f"codecs.{n}": f"{c.__module__}.{c.__qualname__}" for n, c in names.items()}):
+        yield
+
+
+@pytest.fixture
+def fused_calls(monkeypatch):
+    """Counts the fused passes zarr makes (wrapping our own function, not zarr's)."""
+    calls: list[str] = []
+    for name in ("encode", "decode"):
+        real = getattr(fused, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(fused, name, spy)
+    return calls
+
+
+def _chunks(store: dict) -> dict[str, bytes]:
+    return {k: v.to_bytes() for k, v in sorted(store.items()) if k != "zarr.json"}
+
+
+@pytest.mark.parametrize("pair", [(ZScaleOffset, ZCastValue), (NumcodecsScaleOffset, NumcodecsCastValue),
+                                  (ZScaleOffset, NumcodecsCastValue)])
+@pytest.mark.parametrize("shards", [None, (40, 30)])
+def test_zarr_chain_is_fused_and_identical(ours, fused_calls, pair, shards) -> None:
+    so_cls, cv_cls = pair
+    x = _values(np.dtype("float64"), 80 * 60, 3).reshape(80, 60) + 1000
+    x[:20, :20] = np.nan  # a whole chunk of fill value, and partial ones
+
+    def array(filters, store):
+        return zarr.create_array(store, shape=x.shape, chunks=(20, 15), shards=shards,
+                                 dtype="float64", fill_value=np.nan, filters=filters,
+                                 compressors=None)
+
+    linked_store: dict = {}
+    linked = array([so_cls(offset=-10, scale=0.1),
+                    cv_cls(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)], linked_store)
+    # a zarr transpose in between: the two are not neighbours, nothing is fused
+    apart_store: dict = {}
+    apart = array([so_cls(offset=-10, scale=0.1), ZTranspose(order=(0, 1)),
+                   cv_cls(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)], apart_store)
+    apart[...] = x
+    assert fused_calls == []
+    linked[...] = x
+    assert "encode" in fused_calls
+    assert _chunks(linked_store) == _chunks(apart_store) != {}
+    fused_calls.clear()
+    got = linked[...]
+    assert "decode" in fused_calls
+    assert got.tobytes() == apart[...].tobytes()
+    linked[5:7, 3:40] = 2000.0  # partial writes read, merge and re-encode through the chain
+    apart[5:7, 3:40] = 2000.0
+    assert linked[...].tobytes() == apart[...].tobytes()
+
+
+def test_zarr_fused_errors_propagate(ours) -> None:
+    z = zarr.create_array({}, shape=(100,), chunks=(50,), dtype="float64", fill_value=0.0,
+                          filters=[ZScaleOffset(offset=0, scale=1), ZCastValue(data_type="uint8")],
+                          compressors=None)
+    with pytest.raises(ValueError, match=r"cannot convert .*300\.0.* from float64 to uint8"):
+        z[...] = np.full(100, 300.0)
+    h = zarr.create_array({}, shape=(4,), chunks=(4,), dtype="float16", fill_value=0.0,
+                          filters=[ZScaleOffset(offset=0, scale=1000), ZCastValue(data_type="int32")],
+                          compressors=None)
+    with pytest.raises(ValueError, match=r"x=.*100\.0.* overflows float16"):
+        h[...] = np.array([1, 2, 3, 100], np.float16)
+
+
+def test_zarr_links_stay_with_their_array(ours) -> None:
+    """The user's codec objects are never linked; a scale_offset used alone does not defer."""
+    so = ZScaleOffset(offset=-8, scale=0.5)
+    cv = ZCastValue(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)
+    zarr.create_array({}, shape=(8,), chunks=(4,), dtype="float64", fill_value=np.nan,
+                      filters=[so, cv], compressors=None)[...] = np.arange(8.0)
+    assert so._after is None and cv._before is None
+    alone = zarr.create_array({}, shape=(8,), chunks=(4,), dtype="float64", fill_value=0.0,
+                              filters=[so], compressors=None)
+    alone[...] = np.arange(8.0)
+    assert alone[...].tolist() == np.arange(8.0).tolist()
+
+
+def test_deferred_buffer_computes_for_anyone_else() -> None:
+    """A deferred result nobody fuses is computed, once, by the first use of its data."""
+    calls = []
+    src = np.arange(6.0).reshape(2, 3)
+
+    def compute():
+        calls.append(1)
+        return src * 2
+
+    producer = object()
+    d = zbase._Deferred(producer=producer, source=src, compute=compute)
+    assert d.take(object()) is None and d.take(producer) is src and calls == []
+    assert d.shape == (2, 3) and d.as_numpy_array().tolist() == (src * 2).tolist()
+    assert d[0:1].as_ndarray_like().tolist() == [[0.0, 2.0, 4.0]]
+    assert calls == [1] and d.take(producer) is None  # computed: nothing left to take
+    assert isinstance(d, zbase._cpu.NDBuffer)
+
