@@ -72,7 +72,7 @@ def encode(
         cast.prepare(min(nelem, arr.size))
         for view, start, stop in iter_blocks(arr, nelem):
             scaled = _pool_buffer("scaled", view.size, info.dtype).reshape(view.shape)
-            kernel(view, info, off, sc, scaled, "encode")
+            kernel(view, info, off, sc, scaled, "encode", 0, nelem)
             cast.run_block(scaled, flat[start:stop])
     return result
 
@@ -112,5 +112,5 @@ def decode(
         for view, start, stop in iter_blocks(arr, nelem):
             o = flat[start:stop]
             cast.run_block(view, o)
-            kernel(o, info, off, sc, o, "decode", start)
+            kernel(o, info, off, sc, o, "decode", start, nelem)
     return result

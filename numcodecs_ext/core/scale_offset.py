@@ -127,14 +127,14 @@ def _int_range_error(direction: str, bad: Any, info: NumericInfo, off: int, sc: 
 
 
 def _int_kernel(arr: np.ndarray, info: NumericInfo, off: int, sc: int, out: np.ndarray,
-                direction: str, base: int = 0) -> None:
+                direction: str, base: int = 0, nelem: int = BLOCK) -> None:
     bounds = (_encode_bounds if direction == "encode" else _decode_bounds)(info, off, sc)
     wdt = info.dtype if info.dtype.isbuiltin else np.dtype(np.int64)
     offw, scw = wdt.type(off), wdt.type(sc)
     flat = out.reshape(-1)
     pow2 = sc > 0 and (sc & (sc - 1)) == 0
     with np.errstate(all="ignore"):
-        for view, start, stop in iter_blocks(arr):
+        for view, start, stop in iter_blocks(arr, nelem):
             w = view.reshape(-1) if (view.dtype == wdt and view.flags.c_contiguous) else (
                 np.ascontiguousarray(view).astype(wdt).reshape(-1)
             )
@@ -194,7 +194,7 @@ def _overflow_error(direction: str, r: np.ndarray, x: np.ndarray, info: NumericI
 
 
 def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
-                  out: np.ndarray, direction: str, base: int = 0) -> None:
+                  out: np.ndarray, direction: str, base: int = 0, nelem: int = BLOCK) -> None:
     """numpy float dtypes: two in-place ufuncs per block in the dtype itself.
 
     Overflow costs no pass over the data: which operation can overflow at all is decided once
@@ -219,7 +219,7 @@ def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
     inplace = check and np.may_share_memory(arr, out)
     keep = inplace and info.dtype.type == np.float16  # half: keep the input, rely on no flag
     with np.errstate(all="ignore", over="raise" if check else "ignore"):
-        for view, start, stop in iter_blocks(arr, BLOCK):
+        for view, start, stop in iter_blocks(arr, nelem):
             ov = flat[start:stop].reshape(view.shape)
             x = view.copy() if keep else view
             stage = 1
@@ -261,15 +261,15 @@ def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any
 
 
 def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.ndarray,
-                  out: np.ndarray, direction: str, base: int = 0) -> None:
+                  out: np.ndarray, direction: str, base: int = 0, nelem: int = BLOCK) -> None:
     if info.dtype.type in (np.float16, np.float32, np.float64):
-        _float_native(arr, info, off, sc, out, direction, base)
+        _float_native(arr, info, off, sc, out, direction, base, nelem)
         return
     flat = out.reshape(-1)
     offs, scs = off[()], sc[()]
     off64, sc64 = float(off.astype(np.float64)), float(sc.astype(np.float64))
     with np.errstate(all="ignore"):
-        for view, start, stop in iter_blocks(arr):
+        for view, start, stop in iter_blocks(arr, nelem):
             o = flat[start:stop]
             w = view.astype(np.float64).reshape(-1)
             try:
@@ -287,8 +287,9 @@ def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
 
 
 def block_kernel(info: NumericInfo) -> Any:
-    """The kernel for ``info``'s dtype: ``kernel(arr, info, off, sc, out, direction, base=0)``
-    with ``off, sc`` from :func:`check_parameters`; ``out`` may be ``arr`` itself."""
+    """The kernel for ``info``'s dtype: ``kernel(arr, info, off, sc, out, direction, base=0,
+    nelem=BLOCK)`` with ``off, sc`` from :func:`check_parameters`; ``out`` may be ``arr`` itself;
+    ``nelem``: elements per numpy call (fewer, larger calls when the caller's block is in cache)."""
     return _int_kernel if info.is_int else _float_kernel
 
 
