@@ -23,17 +23,6 @@ from .cast_value import _Cast, _pool_buffer, iter_blocks, numeric_info
 __all__ = ["decode", "encode"]
 
 
-def _out(shape: tuple[int, ...], dtype: np.dtype, out: np.ndarray | None) -> np.ndarray:
-    if out is None:
-        return np.empty(shape, dtype)
-    if out.shape != shape or out.dtype != dtype or not out.flags.c_contiguous:
-        raise ValueError(
-            f"out must be a C-contiguous {dtype} array of shape {shape}, got {out.dtype} "
-            f"{out.shape}"
-        )
-    return out
-
-
 def encode(
     arr: Any,
     offset: Any,
@@ -62,7 +51,7 @@ def encode(
     info = numeric_info(arr.dtype)
     off, sc = so.check_parameters(info.dtype, offset, scale)
     cast = _Cast(info, numeric_info(np.dtype(dtype)), rounding, out_of_range, scalar_map)
-    result = _out(arr.shape, cast.tgt.dtype, out)
+    result = so._prepare_out(arr, cast.tgt, out)
     if not arr.size:
         return result
     kernel = so.block_kernel(info)
@@ -101,7 +90,7 @@ def decode(
     info = numeric_info(np.dtype(dtype))
     off, sc = so.check_parameters(info.dtype, offset, scale)
     cast = _Cast(numeric_info(arr.dtype), info, rounding, out_of_range, scalar_map)
-    result = _out(arr.shape, info.dtype, out)
+    result = so._prepare_out(arr, info, out)
     if not arr.size:
         return result
     kernel = so.block_kernel(info)
