@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 from numcodecs_ext.core import cast_value, fused
+from numcodecs_ext.core.scale_offset import decode as so_decode
 from numcodecs_ext.zarr3 import _base as zbase
 from numcodecs_ext.zarr3.cast_value import CastValue as ZCastValue
 from numcodecs_ext.zarr3.cast_value import NumcodecsCastValue
@@ -116,6 +117,132 @@ def test_decode_overflow_error_names_the_chunk_index() -> None:
     codes[150_000] = 255
     with pytest.raises(ValueError, match="flat index 150000 .* overflows float32"):
         fused.decode(codes, "float32", np.float32(0), np.float32(1e-38))
+
+
+# --- decoding one- and two-byte codes through the code table ----------------------------------
+
+#: (codes dtype, decoded dtype, offset, scale, decode scalar_map, table): whether a table plan
+#: must be made (when not, the general pass runs)
+CODE_CASES = [
+    ("uint8", "float64", -10, 0.1, [[0, "NaN"]], True),  # the benchmark's chain
+    ("int8", "float32", 0.5, 3, [[-128, "NaN"], [127, "Infinity"], [0, -0.0]], True),
+    ("uint16", "float64", 1e5, 1e-3, [[65535, "NaN"]], True),
+    (">i2", "float32", -7, 0.37, [], True),
+    ("<i2", "float16", 2, 64, [[-32768, "NaN"]], True),
+    ("float16", "float64", 0, 10, [["NaN", -1]], True),  # "NaN": every NaN payload
+    (">f2", "float16", 1, 2, [], True),
+    ("bfloat16", "float32", 2, 1.5, [["0x7fc1", 0]], True),
+    ("float8_e5m2", "float64", 0, 3, [], True),
+    ("int4", "float32", 0, 0.25, [[-8, "NaN"]], True),
+    ("uint8", "float32", 0, 1e-38, [], False),  # 255 / 1e-38 overflows float32: no table
+    ("int16", "float16", 0, 1e-3, [], False),  # most int16 / 1e-3 overflow float16
+    ("float16", "float16", 1, 0.5, [], False),  # 65504 / 0.5 overflows float16
+]
+
+
+def _code_case(codes_dtype, decoded, offset, scale, scalar_map):
+    src = np.dtype(getattr(ml_dtypes, codes_dtype, None) or codes_dtype)
+    dt = np.dtype(decoded)
+    so = ScaleOffset(offset=offset, scale=scale)
+    cv = CastValue(data_type=src.newbyteorder("=").name, scalar_map={"decode": scalar_map})
+    off, sc = so._parameters(dt)
+    args = cv.cast_arguments(dt, "decode")
+    return src, dt, off, sc, args
+
+
+def _every_code(src: np.dtype, repeat: int, seed: int) -> np.ndarray:
+    """Every bit pattern of ``src`` ``repeat`` times, shuffled."""
+    n = 1 << (8 * src.itemsize)
+    bits = np.tile(np.arange(n, dtype=f"u{src.itemsize}"), repeat)
+    np.random.default_rng(seed).shuffle(bits)
+    return bits.astype(np.dtype(f"u{src.itemsize}").newbyteorder(
+        src.byteorder if src.itemsize > 1 else "=")).view(src)
+
+
+def _bits(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+@pytest.mark.parametrize("case", CODE_CASES, ids=lambda c: f"{c[0]}->{c[1]}")
+def test_code_table_decode_is_exact_for_every_code(case) -> None:
+    """Every bit pattern, each many times over: the same bits as cast then scale_offset."""
+    codes_dtype, decoded, offset, scale, scalar_map, table = case
+    src, dt, off, sc, args = _code_case(codes_dtype, decoded, offset, scale, scalar_map)
+    codes = _every_code(src, fused.MIN_ELEMENTS_PER_CODE + 1, seed=len(codes_dtype))
+    plan = fused._code_plan(codes, dt, off, sc, args["rounding"], args["out_of_range"],
+                            args["scalar_map"])
+    assert (plan is not None) == table
+    if plan is not None:
+        assert plan.op in (np.multiply, np.divide) and len(plan.exceptions) <= fused.MAX_EXCEPTIONS
+    want_err = _error(lambda: so_decode(cast_value.cast_array(codes, **args), off, sc))
+    got_err = _error(lambda: fused.decode(codes, offset=off, scale=sc, **args))
+    assert (got_err is None) == (want_err is None)  # (the fused pass names the index instead)
+    if want_err is None:
+        want = so_decode(cast_value.cast_array(codes, **args), off, sc)
+        got = fused.decode(codes, offset=off, scale=sc, **args)
+        assert got.dtype == dt and _bits(got) == _bits(want)
+        # the same codes laid out otherwise: 2-d, Fortran order, reversed strides
+        grid = codes[: codes.size // 4 * 4].reshape(4, -1)
+        for view in (np.asfortranarray(grid), grid[::-1, ::-1]):
+            got = fused.decode(view, offset=off, scale=sc, **args)
+            want = so_decode(cast_value.cast_array(view, **args), off, sc)
+            assert got.shape == view.shape and _bits(got) == _bits(want)
+
+
+def test_code_table_map_entries_and_small_arrays() -> None:
+    """Map values are written from the table; arrays too small for a table take the general
+    pass and agree; plans are cached per configuration."""
+    src, dt, off, sc, args = _code_case("uint8", "float64", -10, 0.1,
+                                        [[0, "NaN"], [255, 7.5], [0, 1.0]])
+    codes = _every_code(src, 40, seed=1)
+    got = fused.decode(codes, offset=off, scale=sc, **args)
+    assert np.isnan(got[codes == 0]).all() and (got[codes == 255] == 7.5 / 0.1 - 10).all()
+    assert (got[codes == 3] == 3 / 0.1 - 10).all()
+    plan = fused._code_plan(codes, dt, off, sc, args["rounding"], None, args["scalar_map"])
+    assert sorted((how, key) for how, key, _ in plan.exceptions) == [("bits", 0), ("bits", 255)]
+    assert fused._code_plan(codes, dt, off, sc, args["rounding"], None,
+                            args["scalar_map"]) is plan  # cached
+    # a "NaN" key covers all 2046 NaN codes of float16: one selection by isnan, not 2046
+    h_src, h_dt, h_off, h_sc, h_args = _code_case("float16", "float64", 0, 10, [["NaN", -1]])
+    h_plan = fused._code_plan(_every_code(h_src, 16, 0), h_dt, h_off, h_sc, "nearest-even", None,
+                              h_args["scalar_map"])
+    assert [(how, float(v)) for how, _, v in h_plan.exceptions] == [("nan", -1 / 10)]
+    small = codes[: fused.MIN_ELEMENTS_PER_CODE * 256 - 1]
+    assert fused._code_plan(small, dt, off, sc, args["rounding"], None, args["scalar_map"]) is None
+    assert _bits(fused.decode(small, offset=off, scale=sc, **args)) == _bits(got[: small.size])
+
+
+def test_code_table_errors_come_from_the_general_pass() -> None:
+    """No table when some code raises; the error appears only if such a code is present."""
+    _, dt, off, sc, args = _code_case("uint8", "float32", 0, 1e-37, [])
+    ok = np.tile(np.arange(30, dtype=np.uint8), 500)  # 29 / 1e-37 still fits float32
+    assert fused._code_plan(ok, dt, off, sc, "nearest-even", None, []) is None
+    assert _bits(fused.decode(ok, offset=off, scale=sc, **args)) == _bits(
+        so_decode(cast_value.cast_array(ok, **args), off, sc))
+    bad = ok.copy()
+    bad[7777] = 255
+    with pytest.raises(ValueError, match="flat index 7777 .* overflows float32"):
+        fused.decode(bad, offset=off, scale=sc, **args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(offset=st.floats(-1e6, 1e6), scale=st.floats(1e-6, 1e6),
+       codes_dtype=st.sampled_from(["uint8", "int8", "float8_e5m2"]),
+       decoded=st.sampled_from(["float16", "float32", "float64"]),
+       nan_value=st.sampled_from([None, 0, "NaN"]))
+def test_code_table_decode_any_parameters(offset, scale, codes_dtype, decoded, nan_value) -> None:
+    scalar_map = [] if nan_value is None else [[1, nan_value]]
+    try:
+        src, _, off, sc, args = _code_case(codes_dtype, decoded, offset, scale, scalar_map)
+    except ValueError:  # offset or scale not representable in float16
+        return
+    codes = _every_code(src, fused.MIN_ELEMENTS_PER_CODE, seed=0)
+    want_err = _error(lambda: so_decode(cast_value.cast_array(codes, **args), off, sc))
+    got_err = _error(lambda: fused.decode(codes, offset=off, scale=sc, **args))
+    assert (got_err is None) == (want_err is None)
+    if want_err is None:
+        assert _bits(fused.decode(codes, offset=off, scale=sc, **args)) == _bits(
+            so_decode(cast_value.cast_array(codes, **args), off, sc))
 
 
 # --- zarr v3 ------------------------------------------------------------------------------------

@@ -7,18 +7,28 @@ once. Here each block of the intermediate lives in a per-thread scratch buffer t
 cache. The same kernels run on each block as in :mod:`.scale_offset` and :mod:`.cast_value`, so
 results and errors are identical element for element.
 
+Decoding from one- or two-byte codes (uint8, int16, float8, bfloat16, ...) has a faster way:
+there are at most 65536 possible inputs, so the exact result of every one of them is computed
+once per call with the same kernels, and a short formula (numpy's cast, a multiply by the
+reciprocal of ``scale`` or a division, an add) is checked against all of them, bit for bit. The
+few codes where the formula differs (typically the scalar-map keys, such as 0 -> NaN) are
+written from the table afterwards; every other element is proven to get the same bits. When
+the table cannot be built (some code would raise) or too many codes differ, the general pass
+runs, so errors come from the same place as before.
+
 Pure numpy (plus ml_dtypes); knows nothing about numcodecs or zarr.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import scale_offset as so
-from .cast_value import _Cast, _pool_buffer, iter_blocks, numeric_info
+from .cast_value import _Cast, _pool_buffer, cast_array, iter_blocks, numeric_info
 
 __all__ = ["decode", "encode"]
 
@@ -93,9 +103,13 @@ def decode(
     result = so._prepare_out(arr, info, out)
     if not arr.size:
         return result
+    flat = result.reshape(-1)
+    plan = _code_plan(arr, info.dtype, off, sc, rounding, out_of_range, scalar_map)
+    if plan is not None:
+        plan.run(arr, flat)
+        return result
     kernel = so.block_kernel(info)
     nelem = cast.block_elements
-    flat = result.reshape(-1)
     with np.errstate(all="ignore"):
         cast.prepare(min(nelem, arr.size))
         for view, start, stop in iter_blocks(arr, nelem):
@@ -103,3 +117,141 @@ def decode(
             cast.run_block(view, o)
             kernel(o, info, off, sc, o, "decode", start, nelem)
     return result
+
+
+#: the code-table decode: at most this many distinct results may need writing afterwards, ...
+MAX_EXCEPTIONS = 4
+#: ... and the array must have this many times more elements than there are codes
+MIN_ELEMENTS_PER_CODE = 16
+#: elements per block (1 MiB of float64 output: fewer calls beat staying in L2, measured)
+CODE_BLOCK = 131072
+
+
+def _select(how: str, key: Any, view: np.ndarray, bits: np.dtype, out: np.ndarray) -> None:
+    """Mark in ``out`` the codes of ``view`` that an exception covers: ``"bits"``, one bit
+    pattern; ``"value"``, every code equal to ``key`` (a 0-d array of the codes' dtype, so
+    ``0`` also covers ``-0.0``); ``"nan"``, every NaN whatever its payload."""
+    if how == "bits":
+        np.equal(view.view(bits), key, out=out)
+    elif how == "value":
+        np.equal(view, key, out=out)
+    else:
+        np.isnan(view, out=out)
+
+
+@dataclass(frozen=True)
+class _CodePlan:
+    """Decode one- or two-byte codes as ``cast(code) op param + offset``, then write
+    ``exceptions`` (``(how, key, exact result)``, see :func:`_select`) where that is not exact."""
+
+    op: Callable[..., Any]
+    param: np.generic
+    offset: np.generic
+    bits: np.dtype
+    exceptions: tuple[tuple[str, Any, np.ndarray], ...]
+
+    def run(self, arr: np.ndarray, flat: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            for view, start, stop in iter_blocks(arr, CODE_BLOCK):
+                o = flat[start:stop].reshape(view.shape)
+                np.copyto(o, view, casting="unsafe")
+                self.op(o, self.param, out=o)
+                np.add(o, self.offset, out=o)
+                if self.exceptions:
+                    mask = _pool_buffer("code mask", view.size, bool).reshape(view.shape)
+                    for how, key, value in self.exceptions:
+                        _select(how, key, view, self.bits, mask)
+                        np.copyto(o, value, where=mask)
+
+
+#: plans by everything they depend on (building one for two-byte codes takes about a
+#: millisecond, as long as decoding a million elements; zarr asks again for every chunk)
+_PLANS: dict[tuple[Any, ...], _CodePlan | None] = {}
+_MAX_PLANS = 64
+
+
+def _exactly(value: Any) -> tuple[Any, ...]:
+    a = np.asarray(value)
+    if a.dtype.hasobject:
+        raise TypeError("not a numeric scalar")
+    return (a.dtype, a.tobytes())
+
+
+def _code_plan(arr: np.ndarray, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
+               rounding: str, out_of_range: str | None,
+               scalar_map: Sequence[tuple[Any, Any]]) -> _CodePlan | None:
+    """The code-table decode of ``arr`` into ``dtype`` (see the module docstring), or None."""
+    size = arr.dtype.itemsize
+    if (size > 2 or dtype.type not in (np.float16, np.float32, np.float64)
+            or arr.size < MIN_ELEMENTS_PER_CODE << (8 * size)):
+        return None
+    try:
+        key = (arr.dtype, dtype, _exactly(off), _exactly(sc), rounding, out_of_range,
+               tuple((_exactly(k), _exactly(v)) for k, v in scalar_map))
+    except TypeError:
+        return _build_plan(arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map)
+    try:
+        return _PLANS[key]
+    except KeyError:
+        pass
+    plan = _build_plan(arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map)
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _build_plan(src: np.dtype, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
+                rounding: str, out_of_range: str | None,
+                scalar_map: Sequence[tuple[Any, Any]]) -> _CodePlan | None:
+    size = src.itemsize
+    bits = np.dtype(f"u{size}").newbyteorder(src.byteorder if size > 1 else "=")
+    codes = np.arange(1 << (8 * size), dtype=bits.newbyteorder("="))
+    domain = codes.astype(bits).view(src)  # every bit pattern, in the codes' byte order
+    try:
+        exact = so.decode(cast_array(domain, dtype, rounding=rounding,
+                                     out_of_range=out_of_range, scalar_map=scalar_map), off, sc)
+    except ValueError:  # some code raises: the general pass raises only if it is present
+        return None
+    ubits = np.dtype(f"u{dtype.itemsize}")
+    exact_bits = exact.view(ubits)
+    offs = off[()]
+    with np.errstate(all="ignore"):
+        recip = dtype.type(1) / sc[()]
+        for op, param in ((np.multiply, recip), (np.divide, sc[()])):
+            formula = op(domain.astype(dtype), param).astype(dtype) + offs
+            exceptions = _exceptions(domain, bits, exact, exact_bits,
+                                     formula.view(ubits) != exact_bits)
+            if exceptions is not None:
+                return _CodePlan(op, param, offs, bits, exceptions)
+    return None
+
+
+def _exceptions(domain: np.ndarray, bits: np.dtype, exact: np.ndarray, exact_bits: np.ndarray,
+                differ: np.ndarray) -> tuple[tuple[str, Any, np.ndarray], ...] | None:
+    """Selections that write ``exact`` wherever ``differ``: one per distinct result, each
+    covering all codes that need it and only codes whose exact result it is; None if there
+    are more than :data:`MAX_EXCEPTIONS` results or no selection fits."""
+    results = np.unique(exact_bits[differ])
+    if results.size > MAX_EXCEPTIONS:
+        return None
+    found = []
+    mask = np.empty(domain.size, bool)
+    for result in results:
+        allowed = exact_bits == result
+        need = differ & allowed
+        first = int(np.argmax(need))
+        candidates = [("nan", None), ("value", domain[first : first + 1].reshape(()))]
+        if np.count_nonzero(need) == 1:
+            candidates.insert(0, ("bits", first))
+        for how, key in candidates:
+            try:
+                _select(how, key, domain, bits, mask)
+            except TypeError:  # no isnan / comparison for this dtype
+                continue
+            if not (need & ~mask).any() and not (mask & ~allowed).any():
+                found.append((how, key, exact[first : first + 1].reshape(())))
+                break
+        else:
+            return None
+    return tuple(found)
