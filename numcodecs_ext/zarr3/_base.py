@@ -20,7 +20,8 @@ evolves the chain (the spec one resolves is the very object the other is evolved
 earlier step then hands over a :class:`_Deferred` buffer instead of computing, and the later
 codec runs both steps block by block (:mod:`numcodecs_ext.core.fused`). Anything else that
 touches a deferred buffer gets the computed array, so a link can only ever cost speed, never
-change a result.
+change a result. The async methods (zarr's default pipeline) and the sync ones (zarr 3.4's
+``FusedCodecPipeline``) defer and fuse alike.
 """
 
 from __future__ import annotations
@@ -319,11 +320,66 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         in one pass (``dtype``: what this codec decodes to)."""
         raise NotImplementedError
 
+    def _fusion_encode(self, chunk_array: Any) -> tuple[Any, int] | None:
+        """``(work, input bytes)`` finishing the linked previous codec's step with ours."""
+        before = self._before
+        if before is not None and isinstance(chunk_array, _Deferred):
+            source = chunk_array.take(before)
+            if source is not None:
+                return (lambda: self.fused_encode(before.codec, source)), source.nbytes
+        return None
+
+    def _fusion_decode(self, chunk_array: Any, chunk_spec: ArraySpec) -> tuple[Any, int] | None:
+        """``(work, output bytes)`` running the linked next codec's decode step with ours."""
+        after = self._after
+        if after is not None and isinstance(chunk_array, _Deferred):
+            source = chunk_array.take(after)
+            if source is not None:
+                shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
+                return ((lambda: after.fused_decode(self.codec, source, shape, dtype)),
+                        int(np.prod(shape)) * dtype.itemsize)
+        return None
+
+    def _deferred_encode(self, chunk_array: Any, chunk_spec: ArraySpec) -> _Deferred | None:
+        """Our encode step, left for the linked next codec to finish together with its own."""
+        if self._after is None or not _on_cpu(chunk_spec):
+            return None
+        arr = chunk_array.as_ndarray_like()
+        return _Deferred(producer=self, source=arr,
+                         compute=lambda: self.codec.encode_chunk(arr))  # type: ignore[attr-defined]
+
+    def _deferred_decode(self, chunk_array: Any, chunk_spec: ArraySpec) -> _Deferred | None:
+        """Our decode step, left for the linked previous codec to run together with its own."""
+        if self._before is None or not _on_cpu(chunk_spec):
+            return None
+        arr = chunk_array.as_ndarray_like()
+        shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
+        return _Deferred(producer=self, source=arr,
+                         compute=lambda: self.codec.decode_chunk(arr, shape, dtype))  # type: ignore[attr-defined]
+
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        fusion = self._fusion_encode(chunk_array)
+        if fusion is not None:
+            return chunk_spec.prototype.nd_buffer.from_ndarray_like(fusion[0]())
+        deferred = self._deferred_encode(chunk_array, chunk_spec)
+        if deferred is not None:
+            return deferred
+        return self._encode_now(chunk_array, chunk_spec)
+
+    def _decode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        fusion = self._fusion_decode(chunk_array, chunk_spec)
+        if fusion is not None:
+            return chunk_spec.prototype.nd_buffer.from_ndarray_like(fusion[0]())
+        deferred = self._deferred_decode(chunk_array, chunk_spec)
+        if deferred is not None:
+            return deferred
+        return self._decode_now(chunk_array, chunk_spec)
+
+    def _encode_now(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         encoded = self.codec.encode_chunk(chunk_array.as_ndarray_like())  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(encoded)
 
-    def _decode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+    def _decode_now(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
             chunk_array.as_ndarray_like(), tuple(chunk_spec.shape), _native(chunk_spec)
         )
@@ -337,37 +393,26 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return spec.prototype.nd_buffer.from_ndarray_like(result)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
-        before = self._before
-        if before is not None and isinstance(chunk_array, _Deferred):
-            source = chunk_array.take(before)
-            if source is not None:
-                return await self._run(lambda: self.fused_encode(before.codec, source),
-                                       source.nbytes, chunk_spec)
-        after = self._after
-        if after is not None and _on_cpu(chunk_spec):  # the next codec finishes our work
-            arr = chunk_array.as_ndarray_like()
-            return _Deferred(producer=self, source=arr, compute=lambda: self.codec.encode_chunk(arr))  # type: ignore[attr-defined]
+        fusion = self._fusion_encode(chunk_array)
+        if fusion is not None:
+            return await self._run(*fusion, chunk_spec)
+        deferred = self._deferred_encode(chunk_array, chunk_spec)
+        if deferred is not None:
+            return deferred
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
-            return self._encode_sync(chunk_array, chunk_spec)
-        return await _in_worker(self._encode_sync, chunk_array, chunk_spec)
+            return self._encode_now(chunk_array, chunk_spec)
+        return await _in_worker(self._encode_now, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
-        after = self._after
-        if after is not None and isinstance(chunk_array, _Deferred):
-            source = chunk_array.take(after)
-            if source is not None:
-                shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
-                return await self._run(
-                    lambda: after.fused_decode(self.codec, source, shape, dtype),
-                    int(np.prod(shape)) * dtype.itemsize, chunk_spec)
-        if self._before is not None and _on_cpu(chunk_spec):  # the previous codec finishes it
-            arr = chunk_array.as_ndarray_like()
-            shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
-            return _Deferred(producer=self, source=arr,
-                             compute=lambda: self.codec.decode_chunk(arr, shape, dtype))  # type: ignore[attr-defined]
+        fusion = self._fusion_decode(chunk_array, chunk_spec)
+        if fusion is not None:
+            return await self._run(*fusion, chunk_spec)
+        deferred = self._deferred_decode(chunk_array, chunk_spec)
+        if deferred is not None:
+            return deferred
         if chunk_array.as_ndarray_like().nbytes < _INLINE_BYTES:
-            return self._decode_sync(chunk_array, chunk_spec)
-        return await _in_worker(self._decode_sync, chunk_array, chunk_spec)
+            return self._decode_now(chunk_array, chunk_spec)
+        return await _in_worker(self._decode_now, chunk_array, chunk_spec)
 
 
 @dataclass(frozen=True, init=False, repr=False)
