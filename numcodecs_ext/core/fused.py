@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import scale_offset as so
-from .cast_value import _Cast, _pool_buffer, cast_array, iter_blocks, numeric_info
+from .cast_value import _bits_dtype, _Cast, _pool_buffer, cast_array, iter_blocks, numeric_info
 
 __all__ = ["decode", "encode"]
 
@@ -205,21 +205,22 @@ def _build_plan(src: np.dtype, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
                 rounding: str, out_of_range: str | None,
                 scalar_map: Sequence[tuple[Any, Any]]) -> _CodePlan | None:
     size = src.itemsize
-    bits = np.dtype(f"u{size}").newbyteorder(src.byteorder if size > 1 else "=")
-    codes = np.arange(1 << (8 * size), dtype=bits.newbyteorder("="))
+    codes = np.arange(1 << (8 * size), dtype=_bits_dtype(src))
+    bits = codes.dtype.newbyteorder(src.byteorder if size > 1 else "=")
     domain = codes.astype(bits).view(src)  # every bit pattern, in the codes' byte order
     try:
         exact = so.decode(cast_array(domain, dtype, rounding=rounding,
                                      out_of_range=out_of_range, scalar_map=scalar_map), off, sc)
     except ValueError:  # some code raises: the general pass raises only if it is present
         return None
-    ubits = np.dtype(f"u{dtype.itemsize}")
+    ubits = _bits_dtype(dtype)
     exact_bits = exact.view(ubits)
     offs = off[()]
+    cast = domain.astype(dtype)  # what the plan's np.copyto makes of each code
     with np.errstate(all="ignore"):
         recip = dtype.type(1) / sc[()]
         for op, param in ((np.multiply, recip), (np.divide, sc[()])):
-            formula = op(domain.astype(dtype), param).astype(dtype) + offs
+            formula = op(cast, param).astype(dtype) + offs
             exceptions = _exceptions(domain, bits, exact, exact_bits,
                                      formula.view(ubits) != exact_bits)
             if exceptions is not None:
