@@ -243,6 +243,20 @@ def test_scalar_map_first_wins_no_chaining_and_nan_semantics():
     assert cast_array(np.array([2.5, 300.0]), "uint8", scalar_map=[(2.5, 7), (300.0, 1)]).tolist() == [7, 1]
 
 
+@pytest.mark.parametrize("dtype,snan", [("float16", 0x7D00), (">f2", 0x7D00),
+                                        ("float32", 0x7F800001), ("float64", 0x7FF0000000000001),
+                                        (">f8", 0xFFF0000000000001)])
+@pytest.mark.parametrize("n", [5, 50_000])
+def test_signalling_nan_is_mapped_like_any_nan(dtype, snan, n):
+    """A NaN with the quiet bit clear leaves its neighbours alone (numpy's fmin/fmax return
+    it, which once made a whole block take the map value)."""
+    native = np.dtype(dtype).newbyteorder("=")
+    x = np.resize(np.array([0.625, -np.inf, 2.0, np.nan, 300.0, -3.0], native), n)
+    x.view(f"u{native.itemsize}")[3::6] = snan
+    x = x.astype(dtype)
+    got = cast_array(x, "int16", scalar_map=[(np.nan, 7), (-np.inf, 9)])
+    assert got.tolist() == np.resize([1, 9, 2, 7, 300, -3], n).tolist()
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_layouts_and_shapes(order):
     a = np.asfortranarray(np.arange(60.0).reshape(3, 4, 5) - 20.5) if order == "F" else np.arange(60.0).reshape(3, 4, 5) - 20.5

@@ -549,11 +549,17 @@ class _Cast:
                 m = np.isnan(w, out=self.mbuf[:n])
             else:
                 hi = float(np.maximum.reduce(w))
+        r = self.tmp[:n]
+        rounded = False
         if has_nan:
             if self.nan_entry is None:
                 self._f2i(view, w, o)  # raises (unmapped NaN)
                 return
-            lo, hi = float(np.fmin.reduce(w)), float(np.fmax.reduce(w))
+            # the range of the other values, taken after rounding: rounding quiets signalling
+            # NaNs, which numpy's fmin/fmax (IEEE minNum) would take for a value, losing the range
+            _round_to_int(w, self.rounding, r, self.tmp2[:n])
+            rounded = True
+            lo, hi = float(np.fmin.reduce(r)), float(np.fmax.reduce(r))
             if math.isnan(lo):  # all NaN
                 o_bits = o.view(self.nan_entry.value_bits.dtype)
                 np.copyto(o_bits, self.nan_entry.value_bits)
@@ -568,8 +574,8 @@ class _Cast:
         if clamp and self.mode != "clamp":
             self._f2i(view, w, o)
             return
-        r = self.tmp[:n]
-        _round_to_int(w, self.rounding, r, self.tmp2[:n])
+        if not rounded:
+            _round_to_int(w, self.rounding, r, self.tmp2[:n])
         if clamp:
             _clip(r, self.lo_0d, self.hi_0d, out=r)  # NaN passes through (mapped below)
         np.copyto(o, r, casting="unsafe")
