@@ -23,8 +23,7 @@ The work is done in cache-sized blocks, so the only array as large as the data i
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +35,7 @@ except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
 from ..dtypes import NumericInfo, numeric_info
+from ._blocks import BLOCK, iter_blocks, scratch
 
 __all__ = [
     "OUT_OF_RANGE_MODES",
@@ -55,30 +55,11 @@ ROUNDING_MODES: tuple[str, ...] = (
 )
 OUT_OF_RANGE_MODES: tuple[str, ...] = ("clamp", "wrap")
 
-#: elements per block: 256 KiB of float64, comfortably inside L2 with the temporaries
-BLOCK = 32768
 #: elements per block of the float -> integer fast path (few, large temporaries, all reused):
 #: fewer numpy calls per element outweigh the blocks spilling from L2 to L3 (measured)
 FAST_BLOCK = 262144
 
 _ONE_U8 = np.uint8(1)
-
-#: per-thread scratch blocks, kept between calls: fresh ones cost a page fault per 4 KiB each call
-_POOL = threading.local()
-
-
-def _pool_buffer(role: str, n: int, dtype: Any) -> np.ndarray:
-    """This thread's scratch array ``role`` of ``n`` elements of ``dtype`` (contents undefined)."""
-    dtype = np.dtype(dtype)
-    bufs = getattr(_POOL, "bufs", None)
-    if bufs is None:
-        bufs = _POOL.bufs = {}
-    nbytes = n * dtype.itemsize
-    raw = bufs.get(role)
-    if raw is None or raw.size < nbytes:
-        raw = bufs[role] = np.empty(nbytes, np.uint8)
-    return raw[:nbytes].view(dtype)
-
 
 def _round_away_scalar(x: float) -> int:
     t = math.trunc(x)
@@ -122,44 +103,6 @@ def is_exact_cast(src: NumericInfo, tgt: NumericInfo) -> bool:
         and (tgt.signed or not src.signed)
         and (tgt.has_zero or not src.has_zero)
     )
-
-
-def iter_blocks(arr: np.ndarray, nelem: int = BLOCK) -> Iterator[tuple[np.ndarray, int, int]]:
-    """Split ``arr`` into views whose C-order flattenings are consecutive runs of ``arr.flat``.
-
-    Yields ``(view, start, stop)``; each view holds at most ``nelem`` elements unless a single
-    innermost row is longer (then it is split along its last axis).
-    """
-    start = 0
-    for view in _block_views(arr, nelem):
-        stop = start + view.size
-        yield view, start, stop
-        start = stop
-
-
-def _block_views(arr: np.ndarray, nelem: int) -> Iterator[np.ndarray]:
-    if arr.size == 0:
-        return
-    if arr.ndim == 0:
-        yield arr.reshape(1)
-        return
-    if arr.flags.c_contiguous:
-        flat = arr.reshape(-1)
-        for i in range(0, flat.size, nelem):
-            yield flat[i : i + nelem]
-        return
-    inner = arr.size // arr.shape[0]
-    if arr.ndim == 1 or inner > nelem:
-        if arr.ndim == 1:
-            for i in range(0, arr.shape[0], nelem):
-                yield arr[i : i + nelem]
-        else:
-            for i in range(arr.shape[0]):
-                yield from _block_views(arr[i], nelem)
-        return
-    step = max(1, nelem // inner)
-    for i in range(0, arr.shape[0], step):
-        yield arr[i : i + step]
 
 
 def _native(view: np.ndarray) -> bool:
@@ -420,11 +363,11 @@ class _Cast:
         """Take this thread's scratch blocks (``n`` elements: the largest block)."""
         if self.tmp is not None and self.tmp.size >= n:
             return
-        self.wbuf = _pool_buffer("w", n, self.wdtype) if self.wdtype is not None else None
-        self.tmp = _pool_buffer("tmp", n, np.float64)
-        self.tmp2 = _pool_buffer("tmp2", n, np.float64)
-        self.mbuf = _pool_buffer("mask", n, bool)
-        self.kbuf = _pool_buffer("bytes", n, np.uint8)
+        self.wbuf = scratch("w", n, self.wdtype) if self.wdtype is not None else None
+        self.tmp = scratch("tmp", n, np.float64)
+        self.tmp2 = scratch("tmp2", n, np.float64)
+        self.mbuf = scratch("mask", n, bool)
+        self.kbuf = scratch("bytes", n, np.uint8)
 
     # -- driver --------------------------------------------------------------------------------
 

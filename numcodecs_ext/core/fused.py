@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from . import scale_offset as so
-from .cast_value import _bits_dtype, _Cast, _pool_buffer, cast_array, iter_blocks, numeric_info
+from ._blocks import iter_blocks, scratch
+from .cast_value import _bits_dtype, _Cast, cast_array, numeric_info
 
 __all__ = ["decode", "encode"]
 
@@ -70,7 +71,7 @@ def encode(
     with np.errstate(all="ignore"):
         cast.prepare(min(nelem, arr.size))
         for view, start, stop in iter_blocks(arr, nelem):
-            scaled = _pool_buffer("scaled", view.size, info.dtype).reshape(view.shape)
+            scaled = scratch("scaled", view.size, info.dtype).reshape(view.shape)
             kernel(view, info, off, sc, scaled, "encode", 0, nelem)
             cast.run_block(scaled, flat[start:stop])
     return result
@@ -158,7 +159,7 @@ class _CodePlan:
                 self.op(o, self.param, out=o)
                 np.add(o, self.offset, out=o)
                 if self.exceptions:
-                    mask = _pool_buffer("code mask", view.size, bool).reshape(view.shape)
+                    mask = scratch("code mask", view.size, bool).reshape(view.shape)
                     for how, key, value in self.exceptions:
                         _select(how, key, view, self.bits, mask)
                         np.copyto(o, value, where=mask)

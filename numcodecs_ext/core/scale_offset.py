@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .cast_value import BLOCK, NumericInfo, cast_array, iter_blocks, numeric_info
+from ._blocks import BLOCK, iter_blocks
+from .cast_value import NumericInfo, cast_array, numeric_info
 
 __all__ = ["block_kernel", "check_parameters", "decode", "encode"]
 
