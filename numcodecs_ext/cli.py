@@ -170,8 +170,9 @@ def info() -> int:
         print(f"ml_dtypes {ml_dtypes.__version__}")
     except ImportError:
         print("ml_dtypes: not installed (bfloat16/float8/int4 unavailable)")
-    from .core import _libzfp
+    from .core import _libzfp, _native
 
+    print(f"scale_offset/cast_value: {_native.status()}")
     try:
         print(f"libzfp: {_libzfp.load()!r}")
     except ImportError as exc:

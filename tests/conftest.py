@@ -4,6 +4,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import common/codec_cases directly
@@ -15,3 +16,17 @@ settings.register_profile(
     "ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="module", params=["compiled", "numpy"])
+def kernels(request):
+    """Run a module's tests with the compiled kernels and again with the numpy kernels alone
+    (module-scoped, so that hypothesis tests can use it too)."""
+    from numcodecs_ext.core import _native
+
+    if request.param == "compiled" and _native._compiled is None:
+        pytest.skip(f"compiled kernels not built: {_native.status()}")
+    saved = _native.ENABLED
+    _native.ENABLED = request.param == "compiled"
+    yield request.param
+    _native.ENABLED = saved

@@ -19,6 +19,9 @@ from numcodecs_ext.codecs.scale_offset import ScaleOffset
 from numcodecs_ext.core.cast_value import ROUNDING_MODES, cast_array, numeric_info
 from numcodecs_ext.dtypes import parse_dtype
 
+#: every test here runs with the compiled kernels and with numpy's alone
+pytestmark = pytest.mark.usefixtures("kernels")
+
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
         "int2", "int4", "uint2", "uint4"]
 FLOATS = ["float16", "float32", "float64", "bfloat16", "float8_e3m4", "float8_e4m3",

@@ -22,7 +22,8 @@ def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:
 def test_info_lists_codecs_and_versions(capsys) -> None:
     assert main(["info"]) == 0
     out = capsys.readouterr().out
-    for word in ("numcodecs", "zarr", "libzfp: LibZfp", "scale_offset", "cast_value", "numcodecs.zfp"):
+    for word in ("numcodecs", "zarr", "libzfp: LibZfp", "scale_offset", "cast_value", "numcodecs.zfp",
+                 "scale_offset/cast_value: "):
         assert word in out
 
 

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
-from numcodecs_ext.core import cast_value, fused
+from numcodecs_ext.core import cast_value, codetable, fused
 from numcodecs_ext.core.scale_offset import decode as so_decode
 from numcodecs_ext.zarr3 import _base as zbase
 from numcodecs_ext.zarr3.cast_value import CastValue as ZCastValue
@@ -20,6 +20,9 @@ from numcodecs_ext.zarr3.cast_value import NumcodecsCastValue
 from numcodecs_ext.zarr3.scale_offset import NumcodecsScaleOffset
 from numcodecs_ext.zarr3.scale_offset import ScaleOffset as ZScaleOffset
 from numcodecs_ext.zarr3.transpose import Transpose as ZTranspose
+
+#: every test here runs with the compiled kernels and with numpy's alone
+pytestmark = pytest.mark.usefixtures("kernels")
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
 
@@ -168,12 +171,14 @@ def test_code_table_decode_is_exact_for_every_code(case) -> None:
     """Every bit pattern, each many times over: the same bits as cast then scale_offset."""
     codes_dtype, decoded, offset, scale, scalar_map, table = case
     src, dt, off, sc, args = _code_case(codes_dtype, decoded, offset, scale, scalar_map)
-    codes = _every_code(src, fused.MIN_ELEMENTS_PER_CODE + 1, seed=len(codes_dtype))
+    codes = _every_code(src, codetable.MIN_ELEMENTS_PER_CODE + 1, seed=len(codes_dtype))
     plan = fused._code_plan(codes, dt, off, sc, args["rounding"], args["out_of_range"],
                             args["scalar_map"])
     assert (plan is not None) == table
     if plan is not None:
-        assert plan.op in (np.multiply, np.divide) and len(plan.exceptions) <= fused.MAX_EXCEPTIONS
+        formula = plan.formula
+        assert formula.op in (np.multiply, np.divide)
+        assert len(formula.exceptions) <= fused.MAX_EXCEPTIONS
     want_err = _error(lambda: so_decode(cast_value.cast_array(codes, **args), off, sc))
     got_err = _error(lambda: fused.decode(codes, offset=off, scale=sc, **args))
     assert (got_err is None) == (want_err is None)  # (the fused pass names the index instead)
@@ -190,8 +195,8 @@ def test_code_table_decode_is_exact_for_every_code(case) -> None:
 
 
 def test_code_table_map_entries_and_small_arrays() -> None:
-    """Map values are written from the table; arrays too small for a table take the general
-    pass and agree; plans are cached per configuration."""
+    """Map values are written from the table; arrays too small to repay building a table take
+    the general pass and agree, but use a table already built; tables are cached."""
     src, dt, off, sc, args = _code_case("uint8", "float64", -10, 0.1,
                                         [[0, "NaN"], [255, 7.5], [0, 1.0]])
     codes = _every_code(src, 40, seed=1)
@@ -199,17 +204,26 @@ def test_code_table_map_entries_and_small_arrays() -> None:
     assert np.isnan(got[codes == 0]).all() and (got[codes == 255] == 7.5 / 0.1 - 10).all()
     assert (got[codes == 3] == 3 / 0.1 - 10).all()
     plan = fused._code_plan(codes, dt, off, sc, args["rounding"], None, args["scalar_map"])
-    assert sorted((how, key) for how, key, _ in plan.exceptions) == [("bits", 0), ("bits", 255)]
-    assert fused._code_plan(codes, dt, off, sc, args["rounding"], None,
-                            args["scalar_map"]) is plan  # cached
+    assert sorted((how, key) for how, key, _ in plan.formula.exceptions) == [
+        ("bits", 0), ("bits", 255)]
+    assert _bits(plan.table) == _bits(so_decode(cast_value.cast_array(
+        codetable.domain(src), **args), off, sc))
+    small = codes[:100]
+    assert fused._code_plan(small, dt, off, sc, args["rounding"], None,
+                            args["scalar_map"]) is plan  # cached: used at any size
+    assert _bits(fused.decode(small, offset=off, scale=sc, **args)) == _bits(got[:100])
     # a "NaN" key covers all 2046 NaN codes of float16: one selection by isnan, not 2046
     h_src, h_dt, h_off, h_sc, h_args = _code_case("float16", "float64", 0, 10, [["NaN", -1]])
     h_plan = fused._code_plan(_every_code(h_src, 16, 0), h_dt, h_off, h_sc, "nearest-even", None,
                               h_args["scalar_map"])
-    assert [(how, float(v)) for how, _, v in h_plan.exceptions] == [("nan", -1 / 10)]
-    small = codes[: fused.MIN_ELEMENTS_PER_CODE * 256 - 1]
-    assert fused._code_plan(small, dt, off, sc, args["rounding"], None, args["scalar_map"]) is None
-    assert _bits(fused.decode(small, offset=off, scale=sc, **args)) == _bits(got[: small.size])
+    assert [(how, float(v)) for how, _, v in h_plan.formula.exceptions] == [("nan", -1 / 10)]
+    # a configuration never seen, on an array too small to repay a table: the general pass
+    _, n_dt, n_off, n_sc, n_args = _code_case("uint8", "float64", 3, 0.7, [[9, "NaN"]])
+    n_small = codes[: codetable.MIN_ELEMENTS_PER_CODE * 256 - 1]
+    assert fused._code_plan(n_small, n_dt, n_off, n_sc, "nearest-even", None,
+                            n_args["scalar_map"]) is None
+    assert _bits(fused.decode(n_small, offset=n_off, scale=n_sc, **n_args)) == _bits(
+        so_decode(cast_value.cast_array(n_small, **n_args), n_off, n_sc))
 
 
 def test_code_table_errors_come_from_the_general_pass() -> None:
@@ -236,7 +250,7 @@ def test_code_table_decode_any_parameters(offset, scale, codes_dtype, decoded, n
         src, _, off, sc, args = _code_case(codes_dtype, decoded, offset, scale, scalar_map)
     except ValueError:  # offset or scale not representable in float16
         return
-    codes = _every_code(src, fused.MIN_ELEMENTS_PER_CODE, seed=0)
+    codes = _every_code(src, codetable.MIN_ELEMENTS_PER_CODE, seed=0)
     want_err = _error(lambda: so_decode(cast_value.cast_array(codes, **args), off, sc))
     got_err = _error(lambda: fused.decode(codes, offset=off, scale=sc, **args))
     assert (got_err is None) == (want_err is None)

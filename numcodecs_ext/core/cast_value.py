@@ -35,6 +35,7 @@ except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
 from ..dtypes import NumericInfo, numeric_info
+from . import _native, codetable
 from ._blocks import BLOCK, iter_blocks, scratch
 
 __all__ = [
@@ -105,7 +106,7 @@ def is_exact_cast(src: NumericInfo, tgt: NumericInfo) -> bool:
     )
 
 
-def _native(view: np.ndarray) -> bool:
+def _is_native_c(view: np.ndarray) -> bool:
     return view.dtype.isnative and view.flags.c_contiguous
 
 
@@ -358,6 +359,51 @@ class _Cast:
                 self.nan_byte = np.uint8(self.nan_entry.value_bits.view(np.uint8)[()])
         self.expect_nan = False  # adapts: after a block with NaN, test for NaN with a mask first
         self.wbuf = self.tmp = self.tmp2 = self.mbuf = self.kbuf = None
+        self.native_args = self._native_arguments()
+
+    def _native_arguments(self) -> tuple[Any, ...] | None:
+        """The compiled float -> integer loop's arguments after ``x, out`` (see
+        :meth:`native_run`), or None where it does not apply."""
+        src, tgt = self.src, self.tgt
+        if (src.dtype.type not in (np.float32, np.float64) or tgt.dtype.kind not in "iu"
+                or not tgt.dtype.isbuiltin or len(self.entries) > 64):
+            return None
+        how = {"nan": 0, "bits": 1, "eq": 2}
+        keys_f = [0.0 if e.how != "eq" else e.key_f for e in self.entries]
+        keys_bits = [e.key if e.how == "bits" else 0 for e in self.entries]
+        values = [int(e.value_bits) for e in self.entries]
+        return (
+            tgt.dtype.itemsize, tgt.kind == "int", ROUNDING_MODES.index(self.rounding),
+            (None, "clamp", "wrap").index(self.mode),
+            np.array([how[e.how] for e in self.entries], np.uint8),
+            np.array(keys_f, np.float64), np.array(keys_bits, np.uint64),
+            np.array(values, np.uint64),
+        )
+
+    def native_run(self, arr: np.ndarray, flat: np.ndarray, offset: Any = None,
+                   scale: Any = None) -> bool:
+        """Convert ``arr`` (``(arr - offset) * scale`` if given) into the 1-D ``flat`` with the
+        compiled loop; False if it does not apply or declined an element (an error: the caller
+        then runs the numpy kernels, which raise it)."""
+        kernels = _native.kernels()
+        if kernels is None or self.native_args is None or not arr.size:
+            return False
+        size, signed, rounding, mode, *entries = self.native_args
+        affine = offset is not None
+        off, sc = (float(offset), float(scale)) if affine else (0.0, 1.0)
+
+        def run(x: np.ndarray, o: np.ndarray) -> bool:
+            return kernels.f2i(x, o, x.itemsize, size, signed, affine, off, sc, rounding, mode,
+                               *entries) < 0
+
+        if arr.flags.c_contiguous and arr.flags.aligned and arr.dtype.isnative:
+            return run(arr.reshape(-1), flat)
+        for view, start, stop in iter_blocks(arr, BLOCK):  # other layouts: native copies
+            x = scratch("native", view.size, self.src.dtype)
+            np.copyto(x.reshape(view.shape), view)
+            if not run(x, flat[start:stop]):
+                return False
+        return True
 
     def _scratch(self, n: int) -> None:
         """Take this thread's scratch blocks (``n`` elements: the largest block)."""
@@ -380,6 +426,8 @@ class _Cast:
 
     def run(self, arr: np.ndarray, out: np.ndarray) -> np.ndarray:
         flat = out.reshape(-1)
+        if self.native_run(arr, flat):
+            return out
         nelem = self.block_elements
         with np.errstate(all="ignore"):
             self.prepare(min(nelem, arr.size))
@@ -398,7 +446,7 @@ class _Cast:
         if self.wdtype is None:
             self.kernel(view, None, o)
             return
-        if view.dtype == self.wdtype and _native(view):
+        if view.dtype == self.wdtype and _is_native_c(view):
             w = view.reshape(-1)
         else:
             w = self.wbuf[: view.size]
@@ -736,7 +784,34 @@ def cast_array(
             f"out must be a C-contiguous {tgt.name} array of shape {arr.shape}, got "
             f"{out.dtype} {out.shape}"
         )
+    if not (cast.exact and not cast.entries) and _table_cast(arr, cast, scalar_map, out):
+        return out
     return cast.run(arr, out)
+
+
+def _table_cast(arr: np.ndarray, cast: _Cast, scalar_map: Sequence[tuple[Any, Any]],
+                out: np.ndarray) -> bool:
+    """Cast one- or two-byte codes by looking up the exact cast of every possible code (see
+    :mod:`.codetable`); False where that does not apply. Only with the compiled look-up: numpy's
+    own gather is slower than the blocked cast."""
+    if (_native.kernels() is None or not codetable.codes_of(arr.dtype)
+            or cast.tgt.dtype.itemsize not in (1, 2, 4, 8)):
+        return False
+    kw = {"rounding": cast.rounding, "out_of_range": cast.mode, "scalar_map": scalar_map}
+    try:
+        key = ("cast", arr.dtype, cast.tgt.dtype, cast.rounding, cast.mode,
+               tuple((codetable.exactly(k), codetable.exactly(v)) for k, v in scalar_map))
+    except TypeError:
+        return False
+
+    def build() -> np.ndarray | None:
+        try:
+            return cast_array(codetable.domain(arr.dtype), cast.tgt.dtype, **kw)
+        except ValueError:  # some code cannot be cast: the blocked cast raises if it is present
+            return None
+
+    table = codetable.lookup(key, arr, build)
+    return table is not None and codetable.take(arr, table, out.reshape(-1))
 
 
 def cast_scalar(value: Any, src_dtype: Any, dtype: Any, **kwargs: Any) -> np.generic:

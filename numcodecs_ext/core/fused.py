@@ -7,16 +7,21 @@ once. Here each block of the intermediate lives in a per-thread scratch buffer t
 cache. The same kernels run on each block as in :mod:`.scale_offset` and :mod:`.cast_value`, so
 results and errors are identical element for element.
 
-Decoding from one- or two-byte codes (uint8, int16, float8, bfloat16, ...) has a faster way:
-there are at most 65536 possible inputs, so the exact result of every one of them is computed
-once per call with the same kernels, and a short formula (numpy's cast, a multiply by the
-reciprocal of ``scale`` or a division, an add) is checked against all of them, bit for bit. The
-few codes where the formula differs (typically the scalar-map keys, such as 0 -> NaN) are
-written from the table afterwards; every other element is proven to get the same bits. When
-the table cannot be built (some code would raise) or too many codes differ, the general pass
-runs, so errors come from the same place as before.
+Encoding float32/float64 to an integer type runs the compiled loop (:mod:`._native`) when it
+is built: one pass for the whole pair, handing the array back to the blocked numpy pass if an
+element would be an error.
 
-Pure numpy (plus ml_dtypes); knows nothing about numcodecs or zarr.
+Decoding from one- or two-byte codes (uint8, int16, float8, bfloat16, ...) has a faster way
+(:mod:`.codetable`): there are at most 65536 possible inputs, so the exact result of every one of
+them is computed once with the same kernels and each element is looked up. Without the compiled
+look-up, a short numpy formula (numpy's cast, a multiply by the reciprocal of ``scale`` or a
+division, an add) is checked against all of them, bit for bit, and used instead: the few codes
+where the formula differs (typically the scalar-map keys, such as 0 -> NaN) are written from the
+table afterwards; every other element is proven to get the same bits. When the table cannot be
+built (some code would raise) or, without the compiled look-up, too many codes differ, the
+general pass runs, so errors come from the same place as before.
+
+numpy (plus ml_dtypes and the optional compiled kernels); knows nothing about numcodecs or zarr.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _native, codetable
 from . import scale_offset as so
 from ._blocks import iter_blocks, scratch
 from .cast_value import _bits_dtype, _Cast, cast_array, numeric_info
@@ -65,9 +71,11 @@ def encode(
     result = so._prepare_out(arr, cast.tgt, out)
     if not arr.size:
         return result
+    flat = result.reshape(-1)
+    if cast.native_run(arr, flat, off, sc):
+        return result
     kernel = so.block_kernel(info)
     nelem = cast.block_elements
-    flat = result.reshape(-1)
     with np.errstate(all="ignore"):
         cast.prepare(min(nelem, arr.size))
         for view, start, stop in iter_blocks(arr, nelem):
@@ -106,8 +114,7 @@ def decode(
         return result
     flat = result.reshape(-1)
     plan = _code_plan(arr, info.dtype, off, sc, rounding, out_of_range, scalar_map)
-    if plan is not None:
-        plan.run(arr, flat)
+    if plan is not None and plan.run(arr, flat):
         return result
     kernel = so.block_kernel(info)
     nelem = cast.block_elements
@@ -120,12 +127,12 @@ def decode(
     return result
 
 
-#: the code-table decode: at most this many distinct results may need writing afterwards, ...
+#: the formula of the code-table decode: at most this many distinct results may need writing
+#: afterwards
 MAX_EXCEPTIONS = 4
-#: ... and the array must have this many times more elements than there are codes
-MIN_ELEMENTS_PER_CODE = 16
 #: elements per block (1 MiB of float64 output: fewer calls beat staying in L2, measured)
 CODE_BLOCK = 131072
+_FLOATS = (np.float16, np.float32, np.float64)
 
 
 def _select(how: str, key: Any, view: np.ndarray, bits: np.dtype, out: np.ndarray) -> None:
@@ -141,7 +148,7 @@ def _select(how: str, key: Any, view: np.ndarray, bits: np.dtype, out: np.ndarra
 
 
 @dataclass(frozen=True)
-class _CodePlan:
+class _Formula:
     """Decode one- or two-byte codes as ``cast(code) op param + offset``, then write
     ``exceptions`` (``(how, key, exact result)``, see :func:`_select`) where that is not exact."""
 
@@ -165,59 +172,66 @@ class _CodePlan:
                         np.copyto(o, value, where=mask)
 
 
-#: plans by everything they depend on (building one for two-byte codes takes about a
-#: millisecond, as long as decoding a million elements; zarr asks again for every chunk)
-_PLANS: dict[tuple[Any, ...], _CodePlan | None] = {}
-_MAX_PLANS = 64
+@dataclass(frozen=True)
+class _CodePlan:
+    """The exact decoded value of every possible code (``table``, ordered as
+    :func:`.codetable.domain` orders the codes), and the numpy formula proven to reproduce it
+    (None if no formula does, or the decoded type is not a numpy float)."""
+
+    table: np.ndarray
+    formula: _Formula | None
+
+    def run(self, arr: np.ndarray, flat: np.ndarray) -> bool:
+        """Decode ``arr`` into ``flat``: a compiled look-up, else the formula; False if neither
+        is available (nothing written)."""
+        if codetable.take(arr, self.table, flat):
+            return True
+        if self.formula is None:
+            return False
+        self.formula.run(arr, flat)
+        return True
 
 
-def _exactly(value: Any) -> tuple[Any, ...]:
-    a = np.asarray(value)
-    if a.dtype.hasobject:
-        raise TypeError("not a numeric scalar")
-    return (a.dtype, a.tobytes())
-
-
-def _code_plan(arr: np.ndarray, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
-               rounding: str, out_of_range: str | None,
+def _code_plan(arr: np.ndarray, dtype: np.dtype, off: Any, sc: Any, rounding: str,
+               out_of_range: str | None,
                scalar_map: Sequence[tuple[Any, Any]]) -> _CodePlan | None:
     """The code-table decode of ``arr`` into ``dtype`` (see the module docstring), or None."""
-    size = arr.dtype.itemsize
-    if (size > 2 or dtype.type not in (np.float16, np.float32, np.float64)
-            or arr.size < MIN_ELEMENTS_PER_CODE << (8 * size)):
+    if not codetable.codes_of(arr.dtype) or dtype.itemsize not in (1, 2, 4, 8):
         return None
+    if dtype.type not in _FLOATS and _native.kernels() is None:
+        return None  # no formula for it: only the compiled look-up could use the table
     try:
-        key = (arr.dtype, dtype, _exactly(off), _exactly(sc), rounding, out_of_range,
-               tuple((_exactly(k), _exactly(v)) for k, v in scalar_map))
+        key = ("fused decode", arr.dtype, dtype, codetable.exactly(off), codetable.exactly(sc),
+               rounding, out_of_range,
+               tuple((codetable.exactly(k), codetable.exactly(v)) for k, v in scalar_map))
     except TypeError:
-        return _build_plan(arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map)
-    try:
-        return _PLANS[key]
-    except KeyError:
-        pass
-    plan = _build_plan(arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map)
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[key] = plan
-    return plan
+        return None
+    return codetable.lookup(key, arr, lambda: _build_plan(
+        arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map))
 
 
-def _build_plan(src: np.dtype, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
-                rounding: str, out_of_range: str | None,
+def _build_plan(src: np.dtype, dtype: np.dtype, off: Any, sc: Any, rounding: str,
+                out_of_range: str | None,
                 scalar_map: Sequence[tuple[Any, Any]]) -> _CodePlan | None:
-    size = src.itemsize
-    codes = np.arange(1 << (8 * size), dtype=_bits_dtype(src))
-    bits = codes.dtype.newbyteorder(src.byteorder if size > 1 else "=")
-    domain = codes.astype(bits).view(src)  # every bit pattern, in the codes' byte order
+    domain = codetable.domain(src)
     try:
         exact = so.decode(cast_array(domain, dtype, rounding=rounding,
                                      out_of_range=out_of_range, scalar_map=scalar_map), off, sc)
     except ValueError:  # some code raises: the general pass raises only if it is present
         return None
+    formula = _formula(domain, dtype, exact, off, sc) if dtype.type in _FLOATS else None
+    return _CodePlan(exact, formula)
+
+
+def _formula(domain: np.ndarray, dtype: np.dtype, exact: np.ndarray, off: np.ndarray,
+             sc: np.ndarray) -> _Formula | None:
+    """The first formula (multiply by the reciprocal of scale, or divide by it) that, with at
+    most :data:`MAX_EXCEPTIONS` fix-ups, gives ``exact`` for every code of ``domain``."""
+    bits = _bits_dtype(domain.dtype)  # native: domain()'s codes are their native bit patterns
     ubits = _bits_dtype(dtype)
     exact_bits = exact.view(ubits)
     offs = off[()]
-    cast = domain.astype(dtype)  # what the plan's np.copyto makes of each code
+    cast = domain.astype(dtype)  # what the formula's np.copyto makes of each code
     with np.errstate(all="ignore"):
         recip = dtype.type(1) / sc[()]
         for op, param in ((np.multiply, recip), (np.divide, sc[()])):
@@ -225,7 +239,7 @@ def _build_plan(src: np.dtype, dtype: np.dtype, off: np.ndarray, sc: np.ndarray,
             exceptions = _exceptions(domain, bits, exact, exact_bits,
                                      formula.view(ubits) != exact_bits)
             if exceptions is not None:
-                return _CodePlan(op, param, offs, bits, exceptions)
+                return _Formula(op, param, offs, bits, exceptions)
     return None
 
 
