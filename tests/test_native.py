@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from numcodecs_ext.core import _native, codetable, fused
+from numcodecs_ext.core import scale_offset as so
 from numcodecs_ext.core.cast_value import (
     OUT_OF_RANGE_MODES,
     ROUNDING_MODES,
@@ -177,6 +178,28 @@ def test_any_floats(x, tgt, rounding, mode, nan_to, affine) -> None:
         _both(cast_array, x, tgt, **kw)
     else:
         _both(fused.encode, x, affine[0], affine[1], tgt, **kw)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("direction", ["encode", "decode"])
+def test_scale_offset_float(dtype, direction) -> None:
+    """scale_offset alone: signed zeros, subnormals, NaN payloads (signalling too), infinities,
+    and overflows, which the numpy kernels report."""
+    dt = np.dtype(dtype)
+    bits = np.dtype(f"u{dt.itemsize}")
+    tiny = np.finfo(dt).smallest_subnormal
+    big = np.finfo(dt).max
+    x = np.array([0.0, -0.0, 1.0, -2.5, tiny, -tiny, 1e-30, 3e4, np.inf, -np.inf, np.nan,
+                  big / 4, -big / 4], dt)
+    payloads = np.array([0x7FF0000000000001, 0xFFF8000000000123] if dt.itemsize == 8
+                        else [0x7F800001, 0xFFC00123], bits).view(dt)
+    x = np.concatenate([x, payloads])
+    run = so.encode if direction == "encode" else so.decode
+    for off, sc in ((0, 1), (-10, 0.1), (1e-30, 3), (-0.0, -7), (tiny, 1e30), (big / 2, 0.5)):
+        for v in x:
+            _both(run, np.array([v]), off, sc)  # element by element: each overflow on its own
+        _both(run, np.tile(x, 300), off, sc)
+        _both(run, np.tile(x[:-2], 300), off, sc)
 
 
 NARROW = ["uint8", "int8", "uint16", ">i2", "float16", ">f2", "bfloat16", "float8_e4m3fn",

@@ -21,6 +21,9 @@ from numcodecs_ext.zarr3.cast_value import NumcodecsCastValue
 from numcodecs_ext.zarr3.scale_offset import NumcodecsScaleOffset
 from numcodecs_ext.zarr3.scale_offset import ScaleOffset as ZScaleOffset
 
+#: every test here runs with the compiled kernels and with numpy's alone
+pytestmark = pytest.mark.usefixtures("kernels")
+
 
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}

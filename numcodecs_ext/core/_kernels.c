@@ -1,10 +1,12 @@
 /*
- * Optional compiled kernels for the two hot loops of scale_offset + cast_value.
+ * Optional compiled kernels for the hot loops of scale_offset and cast_value.
  *
  * numpy does the same work in several passes (round, clip, cast, NaN mask, masked write), each
  * over the whole block; these loops do it in one pass per element, with the GIL released, so
  * zarr's threads encode and decode chunks in parallel. They are an accelerator only:
  *
+ *   - affine(): scale_offset on float32/float64 in one pass; an overflow is reported, and the
+ *              caller's numpy kernels raise it.
  *   - take():  out[i] = table[code[i]] for one- or two-byte codes. The table holds the exact
  *              result of every possible code, computed in Python by the reference (numpy)
  *              kernels, so the result is the reference result by construction.
@@ -35,10 +37,9 @@
 
 #if defined(_MSC_VER)
 #define FORCE_INLINE static __forceinline
-#define LIKELY(x) (x)
+#define restrict __restrict
 #else
 #define FORCE_INLINE static inline __attribute__((always_inline))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
 #endif
 
 /* x86-64 Linux with GCC or clang >= 14: each loop is compiled for AVX2 (x86-64-v3), SSE4.2
@@ -400,6 +401,93 @@ done:
     return result;
 }
 
+/*
+ * scale_offset on float32/float64: (x - offset) * scale or x / scale + offset, each operation
+ * rounded in the type itself, as numpy's two ufuncs do. Returns non-zero if a finite input gave
+ * an infinite result (an overflow: the caller's numpy kernels then raise the error).
+ */
+#define DEFINE_AFFINE(NAME, T, FLAG_T)                                                          \
+    FORCE_INLINE int NAME##_loop(const T *restrict x, T *restrict o, Py_ssize_t n, T offs,     \
+                                 T scs, const int decode) {                                    \
+        FLAG_T flag = 0;                                                                       \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+            T y;                                                                               \
+            if (decode) {                                                                      \
+                y = x[i] / scs;                                                                \
+                y = y + offs;                                                                  \
+            } else {                                                                           \
+                y = x[i] - offs;                                                               \
+                y = y * scs;                                                                   \
+            }                                                                                  \
+            o[i] = y;                                                                          \
+            flag |= (FLAG_T)(y - y != y - y) & (FLAG_T)(x[i] - x[i] == x[i] - x[i]);           \
+        }                                                                                      \
+        return flag != 0;                                                                      \
+    }                                                                                          \
+    MULTIVERSION static int NAME(const void *x, void *o, Py_ssize_t n, double off, double sc,  \
+                                 int decode) {                                                 \
+        if (decode) {                                                                          \
+            return NAME##_loop((const T *)x, (T *)o, n, (T)off, (T)sc, 1);                     \
+        }                                                                                      \
+        return NAME##_loop((const T *)x, (T *)o, n, (T)off, (T)sc, 0);                         \
+    }
+
+DEFINE_AFFINE(affine_f8, double, int64_t)
+#ifndef NO_FLOAT32
+DEFINE_AFFINE(affine_f4, float, int32_t)
+#endif
+
+PyDoc_STRVAR(affine_doc,
+"affine(x, out, size, decode, offset, scale) -> bool\n\n"
+"``out = (x - offset) * scale`` (``decode``: ``x / scale + offset``) for native float32 (size 4)\n"
+"or float64 (size 8) buffers that do not overlap. Returns True if a finite input gave an\n"
+"infinite result (an overflow; ``out`` is then incomplete).");
+
+static PyObject *affine(PyObject *self, PyObject *args) {
+    Py_buffer x, out;
+    int size, decode;
+    double off, sc;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*ipdd", &x, &out, &size, &decode, &off, &sc)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int overflow = 0;
+    Py_ssize_t n = size > 0 ? x.len / size : 0;
+#ifdef NO_FLOAT32
+    if (size != 8) {
+#else
+    if (size != 4 && size != 8) {
+#endif
+        PyErr_Format(PyExc_ValueError, "affine: unsupported size %d", size);
+        goto done;
+    }
+    if (x.len % size || out.len != x.len || !aligned(&x, size) || !aligned(&out, size)) {
+        PyErr_SetString(PyExc_ValueError, "affine: x and out must be aligned and of equal length");
+        goto done;
+    }
+    if ((const char *)x.buf < (const char *)out.buf + out.len &&
+        (const char *)out.buf < (const char *)x.buf + x.len) {
+        PyErr_SetString(PyExc_ValueError, "affine: x and out must not overlap");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+#ifndef NO_FLOAT32
+    if (size == 4) {
+        overflow = affine_f4(x.buf, out.buf, n, off, sc, decode);
+    } else
+#endif
+    {
+        overflow = affine_f8(x.buf, out.buf, n, off, sc, decode);
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(overflow);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 #define DEFINE_TAKE(NAME, CODE_T, ITEM_T)                                                       \
     MULTIVERSION static void NAME(const void *codes, const void *table, void *out,            \
                                   Py_ssize_t n) {                                              \
@@ -461,6 +549,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"affine", affine, METH_VARARGS, affine_doc},
     {"f2i", f2i, METH_VARARGS, f2i_doc},
     {"take", take, METH_VARARGS, take_doc},
     {NULL, NULL, 0, NULL},

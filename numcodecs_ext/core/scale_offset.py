@@ -10,6 +10,10 @@ Pure numpy (plus ml_dtypes); knows nothing about numcodecs or zarr.
   a finite input whose result overflows to infinity is an error.
 - ml_dtypes floats (bfloat16, float8/6/4): each operation is done in float64, which is exact
   enough (53 >= 2p + 2 bits) for one correct rounding back to the dtype per operation.
+
+float32/float64 arrays run through the optional compiled loop (:mod:`._native`) when it is built:
+the same two operations in the dtype, in one pass; on an overflow it hands back to the numpy
+kernels, which raise the error.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _native
 from ._blocks import BLOCK, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
 
@@ -208,6 +213,8 @@ def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
     (``base``: the flat index of ``arr``'s first element in the caller's array).
     """
     flat = out.reshape(-1)
+    if _native_affine(arr, flat, off, sc, direction):
+        return
     offs, scs = off[()], sc[()]
     add_safe, mul_safe, div_safe = _overflow_free(
         info, float(off.astype(np.float64)), float(sc.astype(np.float64)))
@@ -231,6 +238,21 @@ def _float_native(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
             except FloatingPointError:
                 _overflowed(direction, x, ov, op1, p1, op2, p2, stage,
                             inplace and not keep, base + start, info, offs, scs)
+
+
+def _native_affine(arr: np.ndarray, flat: np.ndarray, off: np.ndarray, sc: np.ndarray,
+                   direction: str) -> bool:
+    """The compiled one-pass loop (see :mod:`._native`) for float32/float64 arrays that do not
+    share memory with the output; False where it does not apply or found an overflow (the numpy
+    kernels then run and raise the error, naming the value)."""
+    kernels = _native.kernels()
+    if (kernels is None or arr.dtype.type not in (np.float32, np.float64)
+            or not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.aligned)
+            or np.may_share_memory(arr, flat)):
+        return False
+    overflow = kernels.affine(arr.reshape(-1), flat, arr.itemsize, direction == "decode",
+                              float(off), float(sc))
+    return not overflow
 
 
 def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any, op2: Any,
