@@ -18,7 +18,7 @@ from _util import interleaved
 
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
-from numcodecs_ext.core import fused
+from numcodecs_ext.core import _native, fused
 
 NAN_MAP = {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
 
@@ -78,7 +78,21 @@ def _group(title: str, entries: list[tuple[str, Callable[[], Any], float]], repe
     return rates
 
 
+def numpy_only(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with the numpy kernels alone (what an install without a C compiler gets)."""
+
+    def run() -> Any:
+        saved, _native.ENABLED = _native.ENABLED, False
+        try:
+            return fn()
+        finally:
+            _native.ENABLED = saved
+
+    return run
+
+
 def main(mib: int = 64, repeat: int = 7) -> dict[str, float]:
+    print(f"kernels: {_native.status()}")
     x = data(mib)
     mb = x.nbytes
     f8 = np.dtype("float64")
@@ -131,6 +145,20 @@ def main(mib: int = 64, repeat: int = 7) -> dict[str, float]:
                 ("ours fused decode, no map (FixedScaleOffset's work)",
                  lambda: fused.decode(fenc, "float64", -10.0, 0.1), u8mb)]
     rates |= _group("scale_offset(-10, 0.1) + cast_value(u8) pipeline", entries, repeat)
+
+    if _native.kernels() is not None:
+        def fenc() -> np.ndarray:
+            return fused.encode(x, -10.0, 0.1, **fenc_args)
+
+        def fdec() -> np.ndarray:
+            return fused.decode(penc, offset=-10.0, scale=0.1, **fdec_args)
+
+        entries = [("anchor numpy kernels only: fused encode", numpy_only(fenc), mb),
+                   ("anchor numpy kernels only: fused decode", numpy_only(fdec), u8mb),
+                   ("compiled kernels: fused encode", fenc, mb),
+                   ("compiled kernels: fused decode", fdec, u8mb)]
+        rates |= _group("the compiled kernels against the numpy kernels (same results)", entries,
+                        repeat)
 
     print("\n-- peak extra memory (tracemalloc), relative to the output size --")
     for name, fn in [("cast_value encode", lambda: cv.encode_chunk(x)),
@@ -207,10 +235,50 @@ def zarr_pipeline(repeat: int = 5) -> None:
                 print(f"    {oname:54s} {w / ow:5.2f}x write, {r / orr:5.2f}x read")
 
 
+def zarr_v2_filters(repeat: int = 5) -> None:
+    """The same through zarr v2 ``filters``: two separate numcodecs calls per chunk, each of
+    which must return a fresh array (nothing can be fused), against one FixedScaleOffset call."""
+    import warnings
+
+    import numcodecs
+    import zarr
+    from zarr.storage import MemoryStore
+
+    x = data(64).reshape(1024, 8192)
+    xf = np.nan_to_num(x, nan=0.0).clip(-10, 2540)
+    filters = {
+        "ours [ScaleOffset, CastValue]": (
+            [ScaleOffset(offset=-10, scale=0.1, dtype="f8"),
+             CastValue(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP, dtype="f8")],
+            x),
+        "anchor FixedScaleOffset": (
+            [numcodecs.FixedScaleOffset(offset=-10, scale=0.1, dtype="f8", astype="u1")], xf),
+    }
+
+    def writer(flt: list[Any], arr: np.ndarray) -> tuple[Any, Any]:
+        z = zarr.create_array(MemoryStore(), shape=arr.shape, chunks=(128, 8192), dtype="f8",
+                              filters=flt, compressors=None, fill_value=0, zarr_format=2)
+        z[...] = arr
+        return (lambda: z.__setitem__(Ellipsis, arr)), (lambda: z[...])
+
+    print("\n-- zarr v2 filters: 64 MiB float64, 8 MiB chunks, memory store (write / read MB/s) --")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fns = {name: writer(*spec) for name, spec in filters.items()}
+        writes = interleaved(*(w for w, _ in fns.values()), repeat=repeat)
+        reads = interleaved(*(r for _, r in fns.values()), repeat=repeat)
+    mb = x.nbytes / 1e6
+    (ow, orr), (aw, ar) = zip(writes, reads)
+    for name, (w, r) in zip(fns, zip(writes, reads)):
+        print(f"{name:58s} {mb / w:7.0f} / {mb / r:7.0f}")
+    print(f"    ours vs FixedScaleOffset {aw / ow:5.2f}x write, {ar / orr:5.2f}x read")
+
+
 def run() -> None:
     print("scale_offset and cast_value (64 MiB float64; MB/s of the timed direction's input)")
     main()
     zarr_pipeline()
+    zarr_v2_filters()
 
 
 if __name__ == "__main__":
@@ -220,3 +288,4 @@ if __name__ == "__main__":
     args = p.parse_args()
     main(args.mib, args.repeat)
     zarr_pipeline()
+    zarr_v2_filters()
