@@ -22,6 +22,7 @@ The work is done in cache-sized blocks, so the only array as large as the data i
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -359,9 +360,9 @@ class _Cast:
                 self.nan_byte = np.uint8(self.nan_entry.value_bits.view(np.uint8)[()])
         self.expect_nan = False  # adapts: after a block with NaN, test for NaN with a mask first
         self.wbuf = self.tmp = self.tmp2 = self.mbuf = self.kbuf = None
-        self.native_args = self._native_arguments()
 
-    def _native_arguments(self) -> tuple[Any, ...] | None:
+    @functools.cached_property
+    def native_args(self) -> tuple[Any, ...] | None:
         """The compiled float -> integer loop's arguments after ``x, out`` (see
         :meth:`native_run`), or None where it does not apply."""
         src, tgt = self.src, self.tgt
