@@ -89,8 +89,11 @@ MODES: dict[str, tuple[str, ...]] = {
 
 _UINT32_MAX = 2**32 - 1
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-# zfp_stream_set_rate computes floor(64 * rate + 0.5) as a C unsigned int.
-_RATE_MAX = (_UINT32_MAX + 0.5) / 64
+# zfp_stream_set_rate(rate, type, 3, 0) gives every block floor(64 * rate + 0.5) bits, and pads
+# each block to exactly that many. No block can use more than ZFP_MAX_BITS (a 4-D float64 block,
+# all bit planes, with its header), so larger rates (or minbits) only pad blocks with zeros:
+# a 16-byte array with rate 67108863 would become 512 MB.
+_RATE_MAX = ZFP_MAX_BITS / 64
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,7 +177,8 @@ def check_config(config: Mapping[str, Any]) -> dict[str, Any]:
         if not 0 < rate <= _RATE_MAX:
             raise ValueError(
                 f"zfp mode 'fixed_rate': 'rate' = {config['rate']!r} is out of range; it must be "
-                f"> 0 (bits per value) and at most {_RATE_MAX:.6g}"
+                f"> 0 and at most {_RATE_MAX} (= {ZFP_MAX_BITS} / 64: the rate gives each block "
+                f"64 * rate bits, and no zfp block can use more than {ZFP_MAX_BITS})"
             )
         out["rate"] = _keep_int(config["rate"], rate)
     elif mode == "fixed_accuracy":
@@ -190,7 +194,11 @@ def check_config(config: Mapping[str, Any]) -> dict[str, Any]:
             config, "precision", mode, 1, ZFP_MAX_PREC, "it must be in [1, 64] (bit planes kept)"
         )
     elif mode == "expert":
-        minbits = _integer(config, "minbits", mode, 0, _UINT32_MAX, "it must be in [0, 2**32-1]")
+        minbits = _integer(
+            config, "minbits", mode, 0, ZFP_MAX_BITS,
+            f"it must be in [0, {ZFP_MAX_BITS}] (no zfp block can use more than {ZFP_MAX_BITS} "
+            "bits; a larger minimum only pads every block with zeros)",
+        )
         maxbits = _integer(config, "maxbits", mode, 1, _UINT32_MAX, "it must be in [1, 2**32-1]")
         maxprec = _integer(config, "maxprec", mode, 1, ZFP_MAX_PREC, "it must be in [1, 64]")
         minexp = _integer(
@@ -259,6 +267,11 @@ class _Plan(NamedTuple):
     kind: str  # "direct", "promote", "uint", "float"
     bits: int  # bits of the array's integer type (promote/uint)
 
+
+#: the largest finite value of the types compressed through float32
+_FLOAT_MAX = {np.dtype("float16"): np.float32(np.finfo(np.float16).max)}
+if _BFLOAT16 is not None:
+    _FLOAT_MAX[_BFLOAT16] = np.float32(_ml_dtypes.finfo(_BFLOAT16).max)
 
 _ZTYPE = {
     np.dtype("int32"): ZFP_TYPE_INT32,
@@ -482,57 +495,89 @@ def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params:
 
 
 def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode) -> np.ndarray:
-    """The C-contiguous array of ``plan.work`` dtype that libzfp compresses."""
+    """The C-contiguous array of ``plan.work`` dtype that libzfp compresses (values checked)."""
     kind = plan.kind
-    if kind == "direct":
-        work = np.ascontiguousarray(arr, dtype=plan.dtype)
-        if plan.dtype.kind in "mM":
-            work = work.view(np.int64)
-        if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE) and not mode.lossless:
-            _check_finite(work, mode, plan)
-        return work
-    if kind == "uint":
-        work = np.ascontiguousarray(arr, dtype=plan.dtype)
-        limit = (1 << (plan.bits - 1)) - 1
-        if work.size and int(work.max()) > limit:
-            bad = int(np.count_nonzero(work > limit))
-            raise ValueError(
-                f"zfp cannot store {plan.dtype} values above 2**{plan.bits - 1} - 1 = {limit}: "
-                f"{bad} value(s) here are larger (max {int(work.max())}). zarrs clamps them to "
-                f"{limit} and loses them silently, even in reversible mode; we refuse instead. "
-                f"Use another compressor for this array, or store it as a signed type if the "
-                f"values allow"
-            )
-        return work.view(plan.work)
-    if kind == "promote":
+    if kind == "promote":  # int8/16, uint8/16: the promoted values always suit zfp
         shift = 31 - plan.bits
         work = np.asarray(arr).astype(np.int32, order="C")
         if plan.dtype.kind == "u":
             work -= 1 << (plan.bits - 1)
         work <<= shift
         return work
-    # float16 / bfloat16 -> float32 (exact)
-    work = np.asarray(arr).astype(np.float32, order="C")
-    if not mode.lossless:
-        _check_finite(work, mode, plan)
-    return work
+    if kind == "float":  # float16 / bfloat16 -> float32 (exact)
+        work = np.asarray(arr).astype(np.float32, order="C")
+    else:
+        work = np.ascontiguousarray(arr, dtype=plan.dtype)
+        if plan.dtype.kind in "mM":
+            work = work.view(np.int64)
+    _check_values(work, plan, mode)
+    return work if kind != "uint" else work.view(plan.work)
 
 
-def _check_finite(work: np.ndarray, mode: _Mode, plan: _Plan) -> None:
+#: exclusive magnitude limits of the values zfp's lossy modes handle, by the type libzfp sees:
+#: integers as the zfp FAQ states (its decorrelating transform overflows beyond), floats so
+#: that a block's reconstruction (at most 2**(E + 1) for values below 2**E) stays finite
+_LOSSY_LIMIT_EXP = {ZFP_TYPE_INT32: 30, ZFP_TYPE_INT64: 62, ZFP_TYPE_FLOAT: 126,
+                    ZFP_TYPE_DOUBLE: 1022}
+
+
+def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
+    """Refuse values that zfp would return wrong without an error, before compressing.
+
+    Lossy modes: NaN/Infinity (zfp turns them into garbage), integers of magnitude 2**30
+    (int32, uint32) or 2**62 (int64, uint64, datetime64) and more (the transform overflows and
+    they come back wrapped), floats of magnitude 2**126 (float32, float16, bfloat16) or 2**1022
+    (float64) and more (their block can decode to +-Infinity). Every mode: uint32/uint64 values
+    beyond the signed range, which zarrs clamps. One min and one max reduction.
+    """
     if work.size == 0:
         return
-    # One pass: the sum of finite values is finite unless it overflows (then count exactly).
-    with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(np.add.reduce(work, axis=None)):
-            return
-    bad = int(np.count_nonzero(~np.isfinite(work)))
-    if bad == 0:  # large finite values whose sum overflowed
+    lo, hi = work.min(), work.max()
+    label = _dtype_label(plan.dtype)
+    if plan.kind == "uint" and int(hi) > (1 << (plan.bits - 1)) - 1:
+        limit = (1 << (plan.bits - 1)) - 1
+        bad = int(np.count_nonzero(work > limit))
+        raise ValueError(
+            f"zfp cannot store {label} values above 2**{plan.bits - 1} - 1 = {limit}: {bad} "
+            f"value(s) here are larger (max {int(hi)}). zarrs clamps them to {limit} and loses "
+            "them silently, even in reversible mode; we refuse instead. Use another compressor "
+            "for this array, or store it as a signed type if the values allow"
+        )
+    if mode.lossless:
         return
+    exp = _LOSSY_LIMIT_EXP[plan.ztype]
+    limit = 2.0**exp
+    if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            bad = int(np.count_nonzero(~np.isfinite(work)))
+            raise ValueError(
+                f"zfp mode {mode.name!r} cannot encode non-finite values: the {label} array "
+                f"holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
+                "garbage. Use mode 'reversible' (keeps them bit for bit), or map them to finite "
+                "values before this codec (e.g. a cast_value scalar_map)"
+            )
+        if max(-float(lo), float(hi)) < limit:
+            return
+        bad = int(np.count_nonzero(np.abs(work) >= limit))
+        raise ValueError(
+            f"zfp mode {mode.name!r} cannot encode {label} values of magnitude 2**{exp} "
+            f"({limit:.4g}) or more: their zfp blocks can decode to +-Infinity. {bad} value(s) "
+            f"here are that large (largest magnitude {max(-float(lo), float(hi))!r}). Use mode "
+            "'reversible' (lossless at any magnitude), or scale the data down first (e.g. with "
+            "scale_offset)"
+        )
+    lo_i, hi_i = int(lo), int(hi)
+    if -(1 << exp) <= lo_i and hi_i < (1 << exp):
+        return
+    bad = int(np.count_nonzero((work < -(1 << exp)) | (work >= (1 << exp))))
+    wider = (" or store the data as int64, whose lossy range is [-2**62, 2**62)"
+             if plan.ztype == ZFP_TYPE_INT32 else "")
+    nat = " (NaT is -2**63)" if plan.dtype.kind in "mM" else ""
     raise ValueError(
-        f"zfp mode {mode.name!r} cannot encode non-finite values: the {_dtype_label(plan.dtype)} "
-        f"array holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
-        "garbage. Use mode 'reversible' (keeps them bit for bit), or map them to finite values "
-        "before this codec"
+        f"zfp mode {mode.name!r} can only encode {label} values in [-2**{exp}, 2**{exp}): "
+        f"beyond, zfp's lossy integer transform overflows and the values come back wrong "
+        f"without an error. {bad} value(s) here are outside (min {lo_i}, max {hi_i}){nat}. Use "
+        f"mode 'reversible' (lossless over the whole range){wider}"
     )
 
 
@@ -723,6 +768,11 @@ def decompress(
             np.clip(work, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, out=work)
         result[...] = work
     elif kind == "float":
+        if not zmode.lossless:
+            # a lossy value of float16/bfloat16 data can come back a little beyond the type's
+            # largest finite value, which would round to +-Infinity: the nearest value is the max
+            fmax = _FLOAT_MAX[plan.dtype]
+            np.clip(work, -fmax, fmax, out=work)
         result[...] = work
     return _finish_dtype(result, dt_req)
 
