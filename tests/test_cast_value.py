@@ -387,9 +387,9 @@ def test_codec_standalone_roundtrip_and_bytes():
 
 
 def _pipeline_filters(v2: bool):
-    so = ScaleOffset(offset=-10, scale=0.1)
-    cv = CastValue(data_type="uint8", rounding="nearest-even", scalar_map=NAN_MAP,
-                   dtype="float64" if v2 else None)
+    dtype = "float64" if v2 else None  # zarr v2 decodes bytes: every filter needs the dtype
+    so = ScaleOffset(offset=-10, scale=0.1, dtype=dtype)
+    cv = CastValue(data_type="uint8", rounding="nearest-even", scalar_map=NAN_MAP, dtype=dtype)
     return so, cv
 
 

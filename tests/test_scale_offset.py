@@ -247,7 +247,7 @@ def test_zarr_v3_scale_offset_after_cast(ours):
 def test_zarr_v2_filters_nan_fill_partial_write():
     a = zarr.create_array(
         store={}, shape=(10,), chunks=(4,), dtype="float64", fill_value=np.nan, zarr_format=2,
-        filters=[ScaleOffset(offset=-10, scale=0.1),
+        filters=[ScaleOffset(offset=-10, scale=0.1, dtype="float64"),
                  CastValue(data_type="uint8", scalar_map=NAN_MAP, dtype="float64")],
         compressors=None,
     )

@@ -66,7 +66,7 @@ def test_core_large_tiled_paths(shape, order, dtype) -> None:
     assert np.array_equal(transpose(np.asfortranarray(arr), order), expected)
 
 
-@pytest.mark.parametrize("bad", ["X", [0, 0], [1, 2], [], [0.0, 1.0], None, [True, False], "c"])
+@pytest.mark.parametrize("bad", ["X", [0, 0], [1, 2], [0.0, 1.0], None, [True, False], "c", [-1, 0]])
 def test_invalid_order_refused_at_construction(bad) -> None:
     with pytest.raises(ValueError, match="order"):
         Transpose(order=bad)

@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numcodecs.abc import Codec
-from numcodecs.compat import ensure_contiguous_ndarray_like
 
-__all__ = ["ExtCodec", "as_array", "check_keys", "parse_decoded_dtype", "typed"]
+from ._buffers import as_array, fortran_only, typed
+
+__all__ = ["ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "typed"]
 
 
 def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required: tuple[str, ...] = ()) -> None:
@@ -28,16 +29,6 @@ def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required
         raise ValueError(f"codec {codec_id!r}: missing required configuration key(s) {', '.join(map(repr, missing))}")
 
 
-def as_array(buf: Any) -> np.ndarray:
-    """View any buffer (bytes, bytearray, array.array, ndarray) as an ndarray without copying.
-
-    ndarrays keep their shape and dtype; other buffers become 1-D ``uint8`` (or their item type).
-    """
-    if isinstance(buf, np.ndarray):
-        return buf
-    return np.asarray(ensure_contiguous_ndarray_like(buf))
-
-
 def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[np.dtype, str]:
     """A ``dtype`` config value as (native dtype, byte order ``"="`` or ``"<"``/``">"``).
 
@@ -50,29 +41,6 @@ def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[n
     except TypeError:  # a zarr v3 name numpy does not know (bfloat16, ...)
         order = "="
     return native, "=" if order in ("=", "|") else order
-
-
-def typed(arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """``arr`` as ``dtype`` (and ``shape``).
-
-    An array of that dtype in any byte order is kept as it is (its values are right); anything
-    else is taken as raw bytes and reinterpreted.
-    """
-    if arr.dtype.newbyteorder("=") != dtype.newbyteorder("="):
-        flat = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-        if flat.nbytes % dtype.itemsize:
-            raise ValueError(f"a buffer of {flat.nbytes} bytes does not hold whole {dtype} items")
-        arr = flat.view(dtype)
-    if shape is not None and arr.shape != tuple(shape):
-        if arr.size != math.prod(shape):
-            raise ValueError(f"{arr.size} items of {dtype} do not fill an array of shape {list(shape)}")
-        arr = arr.reshape(shape)
-    return arr
-
-
-def fortran_only(arr: np.ndarray) -> bool:
-    """An array laid out in Fortran order and not also in C order (ndim >= 2)."""
-    return arr.ndim >= 2 and arr.flags.f_contiguous and not arr.flags.c_contiguous
 
 
 class ExtCodec(Codec):
@@ -128,6 +96,19 @@ class ExtCodec(Codec):
                 "zarr v2 array, or pass np.ascontiguousarray(a) when calling encode() directly"
             )
 
+    def _encode_input(self, buf: Any) -> np.ndarray:
+        """encode()'s input as an array: ndarrays as they are, any other buffer as raw bytes of
+        the configured dtype (with its byte order)."""
+        arr = as_array(buf)
+        if isinstance(buf, np.ndarray):
+            return arr
+        if self.dtype is None:
+            raise ValueError(
+                f"codec {self.codec_id!r}: encoding a raw buffer ({type(buf).__name__}) needs the "
+                f"data type: configure dtype=... (e.g. dtype='float64'), or pass an ndarray"
+            )
+        return typed(arr, self._stored_dtype)
+
     def _decoded(self, result: np.ndarray) -> np.ndarray:
         """decode()'s result in the configured byte order."""
         if self._dtype_order == "=" or result.dtype.newbyteorder("=") != self.dtype:
@@ -157,13 +138,38 @@ class ExtCodec(Codec):
         return [p.name for p in params.values() if p.name != "self" and p.kind is not p.VAR_KEYWORD]
 
     @classmethod
+    def required_keys(cls) -> tuple[str, ...]:
+        """The configuration keys without a default."""
+        params = inspect.signature(cls.__init__).parameters
+        return tuple(p.name for p in params.values()
+                     if p.name != "self" and p.default is p.empty and p.kind is not p.VAR_KEYWORD)
+
+    @classmethod
     def from_config(cls, config: dict[str, Any]) -> ExtCodec:
         config = dict(config)
         codec_id = config.pop("id", cls.codec_id)
         if codec_id not in (cls.codec_id, *getattr(cls, "codec_aliases", ())):
             raise ValueError(f"config id {codec_id!r} does not match codec {cls.codec_id!r}")
-        check_keys(cls.codec_id, config, cls.config_keys())
+        check_keys(cls.codec_id, config, cls.config_keys(), required=cls.required_keys())
         return cls(**config)
+
+    def _require_for_decode(self, arr: np.ndarray, keys: tuple[str, ...], why: str) -> None:
+        """encode() refuses when the configuration lacks what decode() needs to read the bytes
+        back (zarr v2 stores and every standalone decode of bytes have only the configuration):
+        better no data than data that cannot be read. The message gives the values to add."""
+        missing = [k for k in keys if getattr(self, k, None) is None]
+        if not missing:
+            return
+        values = {"shape": list(arr.shape), "dtype": _dtype_json_of(arr.dtype)}
+        given = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
+        added = ", ".join(f"{k}={values[k]!r}" for k in missing)
+        raise ValueError(
+            f"codec {self.codec_id!r}: cannot encode without {' and '.join(missing)} in the "
+            f"configuration: {why}, so bytes encoded now could never be decoded from the "
+            f"configuration alone (a zarr v2 array would be written but could not be read). For "
+            f"this array use {type(self).__name__}({given}{', ' if given else ''}{added}). "
+            f"(zarr v3 arrays never need them: use numcodecs_ext.zarr3.{type(self).__name__})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.get_config() == other.get_config()  # type: ignore[attr-defined]
@@ -174,3 +180,15 @@ class ExtCodec(Codec):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
         return f"{type(self).__name__}({params})"
+
+
+def _dtype_json_of(dtype: np.dtype) -> str:
+    """How a ``dtype`` configuration key spells an array's dtype."""
+    from ..dtypes import dtype_name
+
+    if dtype.kind in "mM" or not dtype.isnative:
+        return dtype.str
+    try:
+        return dtype_name(dtype)
+    except ValueError:
+        return dtype.str

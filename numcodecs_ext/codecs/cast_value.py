@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, number_to_json, parse_dtype, scalar_from_json
-from ._base import ExtCodec, as_array, check_keys, fortran_only, parse_decoded_dtype, typed
+from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
 
@@ -266,21 +267,22 @@ class CastValue(ExtCodec):
 
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
-        arr = as_array(buf)
-        if not isinstance(buf, np.ndarray) and self.dtype is not None:
-            arr = typed(arr, self._stored_dtype)
+        arr = self._encode_input(buf)
+        self._require_for_decode(arr, ("dtype",), "decoding bytes needs the array's dtype")
         self._check_encode_input(arr)
         return self._encode_array(arr.T).T if fortran_only(arr) else self._encode_array(arr)
 
-    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+    def decode(self, buf: Any, out: Any = None) -> Any:
         enc = typed(as_array(buf), self.data_type)
         if out is not None:
-            out = as_array(out)
-            dtype = out.dtype
-            if out.flags.c_contiguous and out.dtype.isnative:
-                return self._decode_array(enc.reshape(out.shape), dtype, out=out)
-            np.copyto(out, self._decode_array(enc.reshape(out.shape), dtype))
-            return out
+            dt = self.dtype if self.dtype is not None else out_dtype(out, None)
+            if dt is None:
+                raise ValueError(
+                    "codec 'cast_value': decoding into a raw buffer needs the decoded dtype; "
+                    "configure dtype=... or pass an ndarray of the decoded dtype as out"
+                )
+            return decode_elementwise(
+                enc, out, dt, lambda e, t: self._decode_array(e, dt, out=t), self.codec_id)
         if self.dtype is None:
             raise ValueError(
                 "codec 'cast_value': decoding needs the decoded dtype; configure dtype=... or "

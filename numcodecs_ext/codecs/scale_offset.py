@@ -9,8 +9,8 @@ import numpy as np
 
 from ..core import scale_offset as core
 from ..dtypes import check_numeric_json, dtype_name, scalar_from_json
-from ._base import ExtCodec, as_array, check_keys
-from ._base import fortran_only, parse_decoded_dtype, typed
+from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 from .cast_value import check_numeric_dtype, json_scalar
 
 __all__ = ["ScaleOffset"]
@@ -142,33 +142,33 @@ class ScaleOffset(ExtCodec):
 
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
-        arr = as_array(buf)
-        if not isinstance(buf, np.ndarray) and self.dtype is not None:
-            arr = typed(arr, self._stored_dtype)
+        arr = self._encode_input(buf)
+        self._require_for_decode(arr, ("dtype",), "decoding bytes needs the array's dtype")
         self._check_encode_input(arr)
         result = self.encode_chunk(arr.T).T if fortran_only(arr) else self.encode_chunk(arr)
         # same dtype in, same dtype out: keep a byte-swapped input's byte order for the next filter
         return result if arr.dtype.isnative else result.astype(arr.dtype)
 
-    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
-        arr = as_array(buf)
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        src = as_array(buf)
         if out is not None:
-            out = as_array(out)
-            dt = out.dtype.newbyteorder("=")
+            dt = self.dtype if self.dtype is not None else out_dtype(out, None)
+            if dt is None:
+                raise ValueError(
+                    "codec 'scale_offset': decoding into a raw buffer needs the dtype; configure "
+                    "dtype=... or pass an ndarray of the decoded dtype as out"
+                )
             off, sc = self._parameters(dt)
-            src = typed(arr, dt).reshape(out.shape)
-            if out.flags.c_contiguous and out.dtype.isnative:
-                return core.decode(src, off, sc, out=out)
-            np.copyto(out, core.decode(src, off, sc))
-            return out
+            return decode_elementwise(
+                typed(src, dt), out, dt, lambda e, t: core.decode(e, off, sc, out=t), self.codec_id)
         if self.dtype is not None:
-            arr = typed(arr, self._stored_dtype)  # what encode() gave: the configured byte order
+            src = typed(src, self._stored_dtype)  # what encode() gave: the configured byte order
         elif not isinstance(buf, np.ndarray):
             raise ValueError(
                 "codec 'scale_offset': decoding bytes needs the dtype; configure dtype=... or "
                 "pass out= (an array of the decoded dtype and shape)"
             )
-        off, sc = self._parameters(arr.dtype.newbyteorder("="))
-        if fortran_only(arr):
-            return self._decoded(core.decode(arr.T, off, sc).T)
-        return self._decoded(core.decode(arr, off, sc))
+        off, sc = self._parameters(src.dtype.newbyteorder("="))
+        if fortran_only(src):
+            return self._decoded(core.decode(src.T, off, sc).T)
+        return self._decoded(core.decode(src, off, sc))

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..core.transpose import copy_is_tiled, inverse_order, normalize_order, transpose
 from ..dtypes import parse_dtype
-from ._base import ExtCodec, as_array, parse_decoded_dtype, typed
+from ._base import ExtCodec, parse_decoded_dtype
+from ._buffers import as_array, deliver, out_dtype, typed
 
 __all__ = ["Transpose"]
 
@@ -23,11 +24,11 @@ def _parse_order(order: Any) -> str | tuple[int, ...]:
         isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in order
     ):
         perm = tuple(int(i) for i in order)
-        if sorted(perm) == list(range(len(perm))) and perm:
-            return perm
+        if sorted(perm) == list(range(len(perm))):
+            return perm  # (the empty permutation: a 0-d array, as zarr's transpose accepts)
     raise ValueError(
         f"codec 'transpose': order={order!r} is not valid; use 'C', 'F' or a permutation of "
-        "0, 1, ..., n-1 such as [1, 0] or [2, 0, 1]"
+        "0, 1, ..., n-1 such as [1, 0] or [2, 0, 1] ([] for 0-d arrays)"
     )
 
 
@@ -106,45 +107,92 @@ class Transpose(ExtCodec):
             )
         return order
 
+    def _items(self, arr: np.ndarray, shape: tuple[int, ...]) -> np.dtype:
+        """The item type of a raw buffer holding an array of ``shape``: the configured dtype,
+        else fixed-size byte items (zarr v2 views them as the array's dtype)."""
+        if self._stored_dtype is not None:
+            return self._stored_dtype
+        items = math.prod(shape)
+        if items == 0:
+            return arr.dtype
+        if arr.nbytes % items:
+            raise ValueError(
+                f"codec 'transpose': a buffer of {arr.nbytes} bytes does not hold an array of "
+                f"shape {list(shape)}"
+            )
+        itemsize = arr.nbytes // items
+        return arr.dtype if arr.size == items else np.dtype(f"V{itemsize}")
+
+    def _encoded_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        perm = self.permutation(len(shape))
+        return tuple(shape[ax] for ax in perm)
+
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
+        if not isinstance(buf, np.ndarray):  # raw bytes: the configured shape (and dtype)
+            if self.shape is None:
+                raise ValueError(
+                    f"codec 'transpose': encoding a raw buffer ({type(buf).__name__}) needs the "
+                    "array's shape (and dtype): configure shape=[...] and dtype=..., or pass an "
+                    "ndarray"
+                )
+            arr = typed(arr, self._items(arr, self.shape), self.shape)
+        else:
+            if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
+                raise ValueError(
+                    f"codec 'transpose': configured dtype={self._dtype_json()!r} but the array "
+                    f"is {arr.dtype.str!r}"
+                )
+            if self.shape is not None and arr.shape != self.shape:
+                if arr.ndim > 1 or arr.size != math.prod(self.shape):
+                    raise ValueError(
+                        f"codec 'transpose': configured shape={list(self.shape)} but the array "
+                        f"has shape {list(arr.shape)}; decoding would give the wrong shape"
+                    )
+                arr = arr.reshape(self.shape)  # a flat array of the configured size
         self._check_encode_input(arr)
-        if self.shape is not None and arr.shape != self.shape and arr.size == math.prod(self.shape):
-            arr = arr.reshape(self.shape)
         return transpose(arr, self.permutation(arr.ndim))
 
-    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
+    def decode(self, buf: Any, out: Any = None) -> Any:
         arr = as_array(buf)
         if out is not None:
-            out = as_array(out)
-            perm = self.permutation(out.ndim)
-            enc_shape = tuple(out.shape[ax] for ax in perm)
-            src = typed(arr, out.dtype, enc_shape)
-            if out.flags.c_contiguous and src.dtype == out.dtype:
-                return transpose(src, inverse_order(perm), out=out)
-            np.copyto(out, src.transpose(inverse_order(perm)))
-            return out
-        ndim = len(self.shape) if self.shape is not None else len(self.order) if isinstance(self.order, tuple) else None
-        if ndim is not None and arr.ndim == ndim and (self.shape is None or arr.size == math.prod(self.shape)):
-            return transpose(arr, inverse_order(self.permutation(ndim)))
+            return self._decode_into(arr, isinstance(buf, np.ndarray), out)
+        if isinstance(buf, np.ndarray):
+            if self.shape is not None:
+                if arr.shape == self._encoded_shape(self.shape):
+                    return transpose(arr, inverse_order(self.permutation(arr.ndim)))
+            elif isinstance(self.order, str) or arr.ndim == len(self.order):
+                return transpose(arr, inverse_order(self.permutation(arr.ndim)))
         if self.shape is None:
             raise ValueError(
                 "codec 'transpose': cannot decode a flat buffer without knowing the decoded shape; "
                 "pass out= (an array of the decoded shape and dtype) or configure shape=[...]"
             )
-        perm = self.permutation(len(self.shape))
-        enc_shape = tuple(self.shape[ax] for ax in perm)
-        dtype = self._stored_dtype
-        if dtype is None:
-            items = math.prod(self.shape)
-            if items == 0 or arr.nbytes % items:
-                raise ValueError(
-                    f"codec 'transpose': a buffer of {arr.nbytes} bytes does not hold an array of shape "
-                    f"{list(self.shape)}"
-                )
-            dtype = arr.dtype if arr.itemsize * arr.size == arr.nbytes and arr.size == items else np.dtype(f"V{arr.nbytes // items}")
-        src = typed(arr, dtype, enc_shape)
-        return transpose(src, inverse_order(perm))
+        enc_shape = self._encoded_shape(self.shape)
+        src = typed(arr, self._items(arr, self.shape), enc_shape)
+        return transpose(src, inverse_order(self.permutation(len(enc_shape))))
+
+    def _decode_into(self, arr: np.ndarray, is_array: bool, out: Any) -> Any:
+        dtype = out_dtype(out, self.dtype)  # None: out takes raw bytes
+        if dtype is not None and self.shape is None:
+            shape = out.shape
+        elif self.shape is not None:
+            shape = self.shape
+        else:
+            raise ValueError(
+                "codec 'transpose': decoding into a raw buffer needs the decoded shape; "
+                "configure shape=[...] (and dtype=...) or pass an ndarray of the decoded shape"
+            )
+        enc_shape = self._encoded_shape(shape)
+        if is_array and arr.shape == enc_shape and (dtype is None or arr.dtype == dtype):
+            src = arr
+        else:
+            src = typed(arr, dtype if dtype is not None else self._items(arr, shape), enc_shape)
+        inverse = inverse_order(self.permutation(len(shape)))
+        if (dtype is not None and out.shape == shape and out.flags.c_contiguous
+                and out.flags.writeable and out.dtype == src.dtype):
+            return transpose(src, inverse, out=out)  # (core copies src first if they overlap)
+        return deliver(transpose(src, inverse), out)
 
     # --- zarr v3 contract -------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

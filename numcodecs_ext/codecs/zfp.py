@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core import zfp as core
 from ..dtypes import parse_dtype
-from ._base import ExtCodec, as_array, check_keys, parse_decoded_dtype, typed
+from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ._buffers import as_array, deliver, out_dtype
 
 __all__ = ["Zfp"]
 
@@ -135,56 +136,54 @@ class Zfp(ExtCodec):
     # --- numcodecs API ----------------------------------------------------------------------
     def encode(self, buf: Any) -> bytes:
         """Compress an array (or a raw buffer, with ``shape``/``dtype`` configured) to zfp bytes."""
-        arr = as_array(buf)
+        arr = self._encode_input(buf)
         if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
-            if isinstance(buf, np.ndarray) and arr.dtype != np.uint8:
-                raise ValueError(
-                    f"codec 'zfp': configured for dtype {self._dtype_json()!r} but got an "
-                    f"array of {arr.dtype}"
-                )
-            arr = typed(arr, self._stored_dtype)
+            raise ValueError(
+                f"codec 'zfp': configured for dtype {self._dtype_json()!r} but got an array of "
+                f"{arr.dtype}"
+            )
         self._check_encode_input(arr)
         if self.shape is not None and arr.shape != self.shape:
-            if arr.size != math.prod(self.shape):
+            if arr.ndim > 1 or arr.size != math.prod(self.shape):
                 raise ValueError(
-                    f"codec 'zfp': configured for shape {list(self.shape)} but got {arr.size} "
-                    f"elements (shape {list(arr.shape)})"
+                    f"codec 'zfp': configured for shape {list(self.shape)} but got an array of "
+                    f"shape {list(arr.shape)}"
                 )
-            arr = arr.reshape(self.shape)
+            arr = arr.reshape(self.shape)  # a flat array of the configured size
         return core.compress(arr, **self._spec)
 
-    def decode(self, buf: Any, out: Any = None) -> np.ndarray:
-        """Decompress zfp bytes; the shape and dtype come from ``out`` or from the configuration."""
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        """Decompress zfp bytes; the shape and dtype come from the configuration or ``out``."""
         src = as_array(buf)
-        if out is not None:
-            out = as_array(out)
-            shape = self.shape if self.shape is not None else out.shape
-            dtype = self.dtype if self.dtype is not None else out.dtype.newbyteorder("=")
-            if out.nbytes != math.prod(shape) * dtype.itemsize:
+        if out is None:
+            if self.shape is None or self.dtype is None:
+                missing = " and ".join(k for k in ("shape", "dtype") if getattr(self, k) is None)
                 raise ValueError(
-                    f"codec 'zfp': out has {out.nbytes} bytes but a {dtype.str} array of "
-                    f"shape {list(shape)} needs {math.prod(shape) * dtype.itemsize}"
+                    f"codec 'zfp': zfp streams carry no header, so decoding needs the array's "
+                    f"shape and dtype: pass out= (an array of that shape and dtype) or configure "
+                    f"{missing} (e.g. Zfp(mode=..., shape=[...], dtype='float32'))"
                 )
-            same_type = out.dtype.newbyteorder("=") == dtype
-            if out.flags.c_contiguous and out.flags.writeable and (out.dtype.isnative or not same_type):
-                # into out itself (viewed as the dtype if out is, say, a byte buffer)
-                target = out.reshape(-1).view(np.uint8).view(dtype) if out.dtype != dtype else out
-                core.decompress(src, shape, dtype, out=target.reshape(-1), **self._spec)
-                return out
-            decoded = core.decompress(src, shape, dtype, **self._spec)
-            if same_type:  # values, into any layout or byte order
-                np.copyto(out, decoded.reshape(out.shape))
-            else:
-                np.copyto(out, decoded.reshape(out.shape).view(out.dtype), casting="no")
-            return out
-        if self.shape is None or self.dtype is None:
-            missing = " and ".join(k for k in ("shape", "dtype") if getattr(self, k) is None)
+            return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
+        dtype = out_dtype(out, self.dtype)  # None: out takes raw bytes
+        if dtype is None and self.dtype is None:
             raise ValueError(
-                f"codec 'zfp': zfp streams carry no header, so decoding needs the array's shape and "
-                f"dtype: pass out= (an array of that shape and dtype) or configure {missing} "
-                f"(e.g. Zfp(mode=..., shape=[...], dtype='float32'))"
+                "codec 'zfp': decoding into a raw buffer needs the dtype (and shape); configure "
+                "them, or pass an ndarray of the decoded shape and dtype as out"
             )
-        return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
+        dtype = self.dtype if self.dtype is not None else dtype
+        shape = self.shape if self.shape is not None else (
+            out.shape if isinstance(out, np.ndarray) and dtype is not None else None)
+        if shape is None:
+            raise ValueError(
+                "codec 'zfp': decoding into a raw buffer needs the shape; configure shape=[...] "
+                "or pass an ndarray of the decoded shape and dtype as out"
+            )
+        if (isinstance(out, np.ndarray) and out.dtype == dtype and out.flags.c_contiguous
+                and out.flags.writeable and out.size == math.prod(shape)):
+            # straight into out (the stream is copied before libzfp writes)
+            core.decompress(src, shape, dtype, out=out.reshape(-1), **self._spec)
+            return out
+        return deliver(core.decompress(src, shape, dtype, **self._spec), out)
 
     # --- zarr v3 contract -------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

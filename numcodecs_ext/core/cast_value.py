@@ -387,7 +387,8 @@ class _Cast:
         compiled loop; False if it does not apply or declined an element (an error: the caller
         then runs the numpy kernels, which raise it)."""
         kernels = _native.kernels()
-        if kernels is None or self.native_args is None or not arr.size:
+        if (kernels is None or self.native_args is None or not arr.size
+                or not flat.flags.aligned):  # the compiled loop needs aligned items
             return False
         size, signed, rounding, mode, *entries = self.native_args
         affine = offset is not None

@@ -90,8 +90,8 @@ def take(arr: np.ndarray, table: np.ndarray, flat: np.ndarray) -> bool:
     ``table``'s dtype (1, 2, 4 or 8 bytes an item).
     """
     kernels = _native.kernels()
-    if kernels is None or table.dtype.itemsize not in (1, 2, 4, 8):
-        return False
+    if kernels is None or table.dtype.itemsize not in (1, 2, 4, 8) or not flat.flags.aligned:
+        return False  # (the compiled look-up writes aligned items only)
     # as plain unsigned integers: the buffer protocol cannot describe the ml_dtypes types
     size, item = arr.dtype.itemsize, table.dtype.itemsize
     bits, table_bits, out_bits = f"u{size}", table.view(f"u{item}"), flat.view(f"u{item}")

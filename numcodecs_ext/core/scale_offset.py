@@ -248,7 +248,7 @@ def _native_affine(arr: np.ndarray, flat: np.ndarray, off: np.ndarray, sc: np.nd
     kernels = _native.kernels()
     if (kernels is None or arr.dtype.type not in (np.float32, np.float64)
             or not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.aligned)
-            or np.may_share_memory(arr, flat)):
+            or not flat.flags.aligned or np.may_share_memory(arr, flat)):
         return False
     overflow = kernels.affine(arr.reshape(-1), flat, arr.itemsize, direction == "decode",
                               float(off), float(sc))

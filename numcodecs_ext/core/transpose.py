@@ -143,6 +143,8 @@ def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None
         )
     if a.size == 0:
         return out
+    if np.may_share_memory(a, out):  # the copy would read what it has already overwritten
+        a = a.copy()
     src, _, p = _plan(a, order)
     dst = out.reshape(src.shape)
     if p is None:
