@@ -155,7 +155,7 @@ def test_dask_distributed_cluster(tmp_path) -> None:
     da = pytest.importorskip("dask.array")
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster):
         for case in CODEC_CASES:
             spec_cls, _ = _v3_classes(case.codec.codec_id)
