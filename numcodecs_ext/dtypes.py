@@ -273,6 +273,8 @@ def parse_dtype(value: DTypeLike) -> np.dtype:
     >>> parse_dtype("r16"), parse_dtype("<u2"), parse_dtype("float32")
     (dtype('V2'), dtype('uint16'), dtype('float32'))
     """
+    if isinstance(value, np.dtype) and value in _DTYPE_TO_NAME and value.isnative:
+        return value  # the common case, first: every JSON scalar of a map entry asks
     if isinstance(value, str):
         if value in _NAME_TO_DTYPE:
             return _NAME_TO_DTYPE[value]

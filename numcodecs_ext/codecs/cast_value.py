@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
+from ..core.scalar_map import PreparedMap
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, number_to_json, parse_dtype, scalar_from_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
@@ -180,7 +181,7 @@ class CastValue(ExtCodec):
         return cls(**configuration)
 
     # --- scalar map -----------------------------------------------------------------------------
-    def _entries(self, source: np.dtype | None, direction: str) -> list[tuple[Any, Any]]:
+    def _entries(self, source: np.dtype | None, direction: str) -> Any:
         """Decoded (key, value) pairs for ``direction`` and source dtype (validated once)."""
         cache_key = (source, direction)
         if cache_key in self._maps:
@@ -197,6 +198,9 @@ class CastValue(ExtCodec):
             key = scalar_from_json(k, kdt, what=f"{where} input") if kdt is not None else None
             val = scalar_from_json(v, vdt, what=f"{where} output") if vdt is not None else None
             entries.append((key, val))
+        if source is not None:  # prepared once for every call (a lookup table for large maps)
+            src, tgt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
+            entries = PreparedMap(entries, src, tgt)
         self._maps[cache_key] = entries
         return entries
 

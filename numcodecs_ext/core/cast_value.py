@@ -38,6 +38,7 @@ except ImportError:  # numpy < 2
 from ..dtypes import NumericInfo, numeric_info
 from . import _native, codetable
 from ._blocks import BLOCK, iter_blocks, scratch
+from .scalar_map import Hits, cache_key, prepared
 
 __all__ = [
     "OUT_OF_RANGE_MODES",
@@ -199,90 +200,6 @@ def _round_int_grid(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Entry:
-    how: str  # "nan" (any NaN), "bits" (exact bit pattern), "eq" (numerical equality)
-    key: Any  # float / int for "eq", None for "nan", raw bits (int) for "bits"
-    value_bits: np.ndarray  # 0-d unsigned-int array: the bit pattern of the value
-    key_f: float  # the key as float64 (for range pruning), nan for NaN keys
-
-
-def _bits_dtype(dt: np.dtype) -> np.dtype:
-    return np.dtype(f"u{dt.itemsize}")
-
-
-def _canonical_nan_bits(dt: np.dtype) -> int:
-    with np.errstate(all="ignore"):
-        return int(np.array(np.nan, np.float64).astype(dt).view(_bits_dtype(dt))[()])
-
-
-def _prepare_map(
-    scalar_map: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInfo
-) -> list[_Entry]:
-    entries: list[_Entry] = []
-    seen: set[tuple[str, Any]] = set()
-    any_nan_seen = False
-    for k, v in scalar_map:
-        ka = np.asarray(k)
-        if ka.dtype.newbyteorder("=") != src.dtype:
-            ka = np.asarray(k, dtype=src.dtype)
-        ka = ka.astype(src.dtype)  # native order
-        va = np.asarray(v)
-        if va.dtype.newbyteorder("=") != tgt.dtype:
-            va = np.asarray(v, dtype=tgt.dtype)
-        va = np.array(va, dtype=tgt.dtype)
-        if src.is_int:
-            how, key, kf = "eq", int(ka), float(int(ka))
-        else:
-            kf = float(ka.astype(np.float64))
-            if np.isnan(kf):
-                bits = int(ka.view(_bits_dtype(src.dtype))[()])
-                if bits == _canonical_nan_bits(src.dtype):
-                    how, key = "nan", None
-                else:
-                    how, key = "bits", bits
-            else:
-                how, key = "eq", kf
-        ident = (how, key)
-        if ident in seen or (how == "bits" and any_nan_seen):
-            continue  # the first occurrence wins
-        seen.add(ident)
-        any_nan_seen |= how == "nan"
-        entries.append(_Entry(how, key, va.view(_bits_dtype(tgt.dtype)), kf))
-    return entries
-
-
-def _match(entry: _Entry, view: np.ndarray, w: np.ndarray | None, direct: bool) -> np.ndarray:
-    """Boolean mask (1-D, C order of ``view``) of elements matching ``entry``.
-
-    ``w`` is the block widened to float64/int64 (or None); ``direct``: ``view`` is a numpy
-    builtin dtype that compares with Python scalars exactly.
-    """
-    if entry.how == "bits":
-        bits_dt = _bits_dtype(view.dtype)
-        key = np.array(entry.key, bits_dt)
-        if not view.dtype.isnative:
-            key = key.byteswap()
-        return (view.view(bits_dt) == key).reshape(-1)
-    if w is not None:
-        return np.isnan(w) if entry.how == "nan" else (w == entry.key)
-    if entry.how == "nan":
-        return np.isnan(view).reshape(-1)
-    if not direct:  # ml_dtypes: compare the exact widening
-        wide = view.astype(np.int64 if isinstance(entry.key, int) else np.float64)
-        return (wide == entry.key).reshape(-1)
-    return (view == entry.key).reshape(-1)
-
-
-def _apply_map(o: np.ndarray, masks: list[tuple[_Entry, np.ndarray]]) -> None:
-    """Write map values; reversed so that the first matching entry is written last and wins."""
-    if not masks:
-        return
-    ob = o.view(masks[0][0].value_bits.dtype)
-    for entry, mask in reversed(masks):
-        np.copyto(ob, entry.value_bits, where=mask)
-
-
 # --------------------------------------------------------------------------------------------
 # the cast
 # --------------------------------------------------------------------------------------------
@@ -311,7 +228,8 @@ class _Cast:
             )
         self.src, self.tgt = src, tgt
         self.rounding, self.mode = rounding, out_of_range
-        self.entries = _prepare_map(scalar_map, src, tgt)
+        self.map = prepared(scalar_map, src, tgt)
+        self.entries = self.map.entries
         self.exact = is_exact_cast(src, tgt)
         self.direct = src.dtype.isbuiltin == 1
         self.via = None
@@ -348,7 +266,7 @@ class _Cast:
         # only a NaN mask and the range (see _f2i_fast); anything unusual goes to _f2i
         self.nan_entry = next((e for e in self.entries if e.how == "nan"), None)
         self.eq_entries = [e for e in self.entries if e.how == "eq"]
-        if self.kernel == self._f2i and self.hi_f == tgt.hi and not any(
+        if self.kernel == self._f2i and self.hi_f == tgt.hi and not self.map.large and not any(
                 e.how == "bits" for e in self.entries):
             self.kernel = self._f2i_fast
         if self.kernel == self._f2i_fast:
@@ -456,25 +374,16 @@ class _Cast:
         self.kernel(view, w, o)
 
     def _masks(self, view: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
-               has_nan: bool, slack: float = 0.0, all_: bool = False
-               ) -> list[tuple[_Entry, np.ndarray]]:
-        """Masks of map entries that can match in this block (``lo``/``hi``: block range)."""
-        masks = []
-        for entry in self.entries:
-            if entry.how != "eq":
-                if not (has_nan or all_):
-                    continue
-            elif not all_ and not (lo - slack <= entry.key_f <= hi + slack):
-                continue
-            masks.append((entry, _match(entry, view, w, self.direct)))
-        return masks
+               has_nan: bool, slack: float = 0.0, all_: bool = False) -> Hits:
+        """The map's hits in this block (``lo``/``hi``: block range, widened by ``slack``;
+        ``all_``: no range or NaN pruning)."""
+        if all_:
+            return self.map.match(view, w)
+        return self.map.match(view, w, lo - slack, hi + slack, nan=has_nan)
 
     @staticmethod
-    def _claimed(masks: list[tuple[_Entry, np.ndarray]], n: int) -> np.ndarray:
-        claimed = np.zeros(n, bool)
-        for _, m in masks:
-            claimed |= m
-        return claimed
+    def _claimed(hits: Hits, n: int) -> np.ndarray:
+        return hits.mask if hits.mask is not None else np.zeros(n, bool)
 
     def _fail(self, what: str, values: np.ndarray) -> None:
         v = values.reshape(-1)[0]
@@ -489,15 +398,15 @@ class _Cast:
         src = view if self.via is None else view.astype(self.via)
         np.copyto(o.reshape(view.shape), src, casting="unsafe")
         if self.entries:  # (a pure copy: no range to prune the keys with)
-            _apply_map(o, self._masks(view, None, 0.0, 0.0, True, all_=True))
+            self._masks(view, None, 0.0, 0.0, True, all_=True).apply(o)
 
     def _i2i(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
         tgt = self.tgt
         lo, hi = int(w.min()), int(w.max())
         ok = tgt.lo <= lo and hi <= tgt.hi
-        masks = self._masks(view, w, lo, hi, False) if self.entries else []
+        hits = self._masks(view, w, lo, hi, False)
         if not ok:
-            claimed = self._claimed(masks, w.size)
+            claimed = self._claimed(hits, w.size)
             oor = np.zeros(w.size, bool)
             if tgt.lo > np.iinfo(w.dtype).min:
                 oor |= w < tgt.lo
@@ -519,7 +428,7 @@ class _Cast:
                 np.copyto(o, w, casting="unsafe")
         else:
             np.copyto(o, w, casting="unsafe")
-        _apply_map(o, masks)
+        hits.apply(o)
 
     def _f2i_fast(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
         """float -> integer whose range is exact in float64 (up to 32 bits), no bit-pattern keys.
@@ -572,10 +481,10 @@ class _Cast:
         if clamp:
             _clip(r, self.lo_0d, self.hi_0d, out=r)  # NaN passes through (mapped below)
         np.copyto(o, r, casting="unsafe")
-        masks = []
+        writes = []
         if has_nan:
             if self.nan_byte is None:
-                masks.append((self.nan_entry, m))
+                writes.append((self.nan_entry.value_bits, m))
             else:  # one-byte target: o = o & (m - 1) | m * value, on the bits
                 mu = m.view(np.uint8)
                 k = self.kbuf[:n]
@@ -587,8 +496,8 @@ class _Cast:
                     np.bitwise_or(ob, k, out=ob)
         for entry in self.eq_entries:  # (NaN and the numerical keys never match the same input)
             if lo - 1.0 <= entry.key_f <= hi + 1.0:
-                masks.append((entry, w == entry.key))
-        _apply_map(o, masks)
+                writes.append((entry.value_bits, w == entry.key))
+        Hits(writes, n).apply(o)
 
     def _f2i(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
         tgt = self.tgt
@@ -596,23 +505,17 @@ class _Cast:
         _round_to_int(w, self.rounding, r, self.tmp2[: w.size])
         lo, hi = float(r.min()), float(r.max())
         if lo >= self.lo_f and hi <= self.hi_f:  # no NaN, no inf, nothing out of range
-            masks = self._masks(view, w, lo, hi, False, slack=1.0) if self.entries else []
+            hits = self._masks(view, w, lo, hi, False, slack=1.0)
             np.copyto(o, r, casting="unsafe")
-            _apply_map(o, masks)
+            hits.apply(o)
             return
         has_nan = bool(np.isnan(lo))
         if has_nan:  # the range of the non-NaN values
             lo, hi = float(np.fmin.reduce(r)), float(np.fmax.reduce(r))
-        masks = self._masks(view, w, lo, hi, has_nan, slack=1.0, all_=np.isnan(lo))
-        claimed: np.ndarray | None = None
+        hits = self._masks(view, w, lo, hi, has_nan, slack=1.0, all_=np.isnan(lo))
+        unclaimed = hits.unclaimed
 
-        def unclaimed(m: np.ndarray) -> np.ndarray:
-            nonlocal claimed
-            if claimed is None:
-                claimed = self._claimed(masks, w.size)
-            return m & ~claimed
-
-        if has_nan and not any(e.how == "nan" for e, _ in masks):
+        if has_nan and self.nan_entry is None:  # (a "NaN" entry claims every NaN)
             bad = unclaimed(np.isnan(r))
             if bad.any():
                 self._fail(f"{tgt.name} has no NaN; map it in scalar_map", w[bad])
@@ -645,7 +548,7 @@ class _Cast:
             np.copyto(o, r, casting="unsafe")
         if above is not None:
             o[above] = tgt.hi  # 2**63-1 and 2**64-1 are not float64 values
-        _apply_map(o, masks)
+        hits.apply(o)
 
     def _wrap_float(self, r: np.ndarray, oor: np.ndarray) -> None:
         """Replace out-of-range integer-valued floats by their residue in the target's range."""
@@ -662,9 +565,9 @@ class _Cast:
         if self.native_float_tgt and self.rounding == "nearest-even":
             lo, hi = float(w.min()), float(w.max())
             if -self.thr < lo and hi < self.thr:  # finite, no NaN, no overflow: numpy is exact
-                masks = self._masks(view, w, lo, hi, False) if self.entries else []
+                hits = self._masks(view, w, lo, hi, False)
                 np.copyto(o, w, casting="unsafe")
-                _apply_map(o, masks)
+                hits.apply(o)
                 return
         self._f2f_generic(view, w, o, None)
 
@@ -677,11 +580,8 @@ class _Cast:
                 np.copyto(r, w)
             else:
                 _round_float_grid(w, tgt, self.rounding, r, self.tmp2[: w.size])
-        masks = self._masks(view, w, 0.0, 0.0, True, all_=True) if self.entries else []
-        claimed = self._claimed(masks, w.size) if masks else None
-
-        def unclaimed(m: np.ndarray) -> np.ndarray:
-            return m if claimed is None else m & ~claimed
+        hits = self._masks(view, w, 0.0, 0.0, True, all_=True)
+        unclaimed = hits.unclaimed
 
         nan = np.isnan(r)
         if not tgt.has_nan and unclaimed(nan).any():
@@ -715,7 +615,7 @@ class _Cast:
         if not tgt.has_negzero:
             r += 0.0  # -0.0 + 0.0 == +0.0: formats without -0 must not get their NaN pattern
         np.copyto(o, r, casting="unsafe")
-        _apply_map(o, masks)
+        hits.apply(o)
 
     def _i2f(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
         lo, hi = int(w.min()), int(w.max())
@@ -799,12 +699,11 @@ def _table_cast(arr: np.ndarray, cast: _Cast, scalar_map: Sequence[tuple[Any, An
     if (_native.kernels() is None or not codetable.codes_of(arr.dtype)
             or cast.tgt.dtype.itemsize not in (1, 2, 4, 8)):
         return False
-    kw = {"rounding": cast.rounding, "out_of_range": cast.mode, "scalar_map": scalar_map}
-    try:
-        key = ("cast", arr.dtype, cast.tgt.dtype, cast.rounding, cast.mode,
-               tuple((codetable.exactly(k), codetable.exactly(v)) for k, v in scalar_map))
-    except TypeError:
+    kw = {"rounding": cast.rounding, "out_of_range": cast.mode, "scalar_map": cast.map}
+    map_key = cache_key(scalar_map)
+    if map_key is None:
         return False
+    key = ("cast", arr.dtype, cast.tgt.dtype, cast.rounding, cast.mode, map_key)
 
     def build() -> np.ndarray | None:
         try:

@@ -35,7 +35,9 @@ import numpy as np
 from . import _native, codetable
 from . import scale_offset as so
 from ._blocks import iter_blocks, scratch
-from .cast_value import _bits_dtype, _Cast, cast_array, numeric_info
+from .cast_value import _Cast, cast_array, numeric_info
+from .scalar_map import bits_dtype as _bits_dtype
+from .scalar_map import cache_key
 
 __all__ = ["decode", "encode"]
 
@@ -200,12 +202,11 @@ def _code_plan(arr: np.ndarray, dtype: np.dtype, off: Any, sc: Any, rounding: st
         return None
     if dtype.type not in _FLOATS and _native.kernels() is None:
         return None  # no formula for it: only the compiled look-up could use the table
-    try:
-        key = ("fused decode", arr.dtype, dtype, codetable.exactly(off), codetable.exactly(sc),
-               rounding, out_of_range,
-               tuple((codetable.exactly(k), codetable.exactly(v)) for k, v in scalar_map))
-    except TypeError:
+    map_key = cache_key(scalar_map)
+    if map_key is None:
         return None
+    key = ("fused decode", arr.dtype, dtype, codetable.exactly(off), codetable.exactly(sc),
+           rounding, out_of_range, map_key)
     return codetable.lookup(key, arr, lambda: _build_plan(
         arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map))
 
