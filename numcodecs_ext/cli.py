@@ -69,7 +69,8 @@ def _pipelines() -> list[Pipeline]:
 
     pipelines = [
         Pipeline("zstd (reference)", lambda: {"compressors": [_zstd()]}, 0),
-        Pipeline("transpose F + zstd", lambda: {"filters": [Transpose(order="F")], "compressors": [_zstd()]}, 0),
+        Pipeline("transpose [2, 1, 0] + zstd",
+                 lambda: {"filters": [Transpose(order=[2, 1, 0])], "compressors": [_zstd()]}, 0),
     ]
     pipelines += _optional_pipelines()
     return pipelines
@@ -105,8 +106,9 @@ def _optional_pipelines() -> list[Pipeline]:
         return found
     found += [
         Pipeline("zfp reversible", lambda: {"serializer": Zfp(mode="reversible"), "compressors": None}, 0),
-        Pipeline("transpose F + zfp reversible", lambda: {
-            "filters": [Transpose(order="F")], "serializer": Zfp(mode="reversible"), "compressors": None}, 0),
+        Pipeline("transpose [2, 1, 0] + zfp reversible", lambda: {
+            "filters": [Transpose(order=[2, 1, 0])], "serializer": Zfp(mode="reversible"),
+            "compressors": None}, 0),
         # Lossy zfp refuses NaN (it would decode as garbage), so this one gets the land filled in.
         Pipeline("zfp fixed_accuracy 1e-3 (land filled)",
                  lambda: {"serializer": Zfp(mode="fixed_accuracy", tolerance=1e-3), "compressors": None},

@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, Union
@@ -56,6 +57,7 @@ __all__ = [
     "NumericInfo",
     "check_numeric_json",
     "number_to_json",
+    "parameter_to_json",
     "dtype_kind",
     "dtype_name",
     "finfo",
@@ -65,6 +67,7 @@ __all__ = [
     "scalar_from_json",
     "scalar_to_json",
     "supported_dtype_names",
+    "v3_dtype_from_json",
 ]
 
 Kind = Literal["bool", "int", "uint", "float", "complex", "raw"]
@@ -275,6 +278,8 @@ def parse_dtype(value: DTypeLike) -> np.dtype:
     """
     if isinstance(value, np.dtype) and value in _DTYPE_TO_NAME and value.isnative:
         return value  # the common case, first: every JSON scalar of a map entry asks
+    if value is None:  # numpy reads None as float64
+        raise ValueError("data type None is not a data type; give a zarr v3 name such as 'float64'")
     if isinstance(value, str):
         if value in _NAME_TO_DTYPE:
             return _NAME_TO_DTYPE[value]
@@ -500,8 +505,78 @@ def number_to_json(value: Any, *, what: str = "value") -> JSON:
     if isinstance(value, str):
         return "Infinity" if value == "+Infinity" else value
     raise TypeError(
-        f"{what}: {value!r} must be a JSON scalar: a number, 'NaN', 'Infinity', '-Infinity' or a "
-        "hex bit pattern such as '0x7fc00000'"
+        f"{what} must be a number or string, got {value!r} (a JSON scalar: a number, 'NaN', "
+        "'Infinity', '-Infinity' or a hex bit pattern such as '0x7fc00000')"
+    )
+
+
+_SPECIAL_FLOATS = ("NaN", "Infinity", "+Infinity", "-Infinity")
+
+
+def parameter_to_json(value: Any, *, what: str = "value") -> JSON:
+    """A codec parameter (``offset``, ``scale``, a ``scalar_map`` entry) as spec JSON.
+
+    Besides what :func:`number_to_json` takes, it reads every form zarr-python 3.2-3.4 writes
+    for these parameters, with the value zarr gives them: numeric strings (``"0.5"``,
+    ``"1e-3"``, ``" 2 "``: an integer string is read exactly, anything else as Python's
+    ``float()`` reads it) and booleans (as 1 and 0). The result is written back as numbers.
+
+    >>> parameter_to_json("0.5"), parameter_to_json(" 2 "), parameter_to_json("1e-3")
+    (0.5, 2, 0.001)
+    >>> parameter_to_json("nan"), parameter_to_json(True), parameter_to_json("0x3f800000")
+    ('NaN', 1, '0x3f800000')
+    >>> parameter_to_json("1e999")
+    Traceback (most recent call last):
+    ...
+    ValueError: value: '1e999' is beyond the range of every supported type (it reads as infinity)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if not isinstance(value, str) or value in _SPECIAL_FLOATS or _HEX.match(value):
+        return number_to_json(value, what=what)
+    try:
+        integer = int(value)
+    except ValueError:
+        pass
+    else:
+        # "-0" is -0.0 to a float type, as float("-0") is; integer types read it as 0
+        return -0.0 if integer == 0 and value.strip().startswith("-") else integer
+    try:
+        f = float(value)
+    except ValueError:
+        raise ValueError(
+            f"{what}: {value!r} is not a number, 'NaN', 'Infinity', '-Infinity' or a hex bit "
+            "pattern like '0x7fc00000'"
+        ) from None
+    if math.isinf(f) and value.strip().lstrip("+-").lower() not in ("inf", "infinity"):
+        raise ValueError(
+            f"{what}: {value!r} is beyond the range of every supported type (it reads as infinity)"
+        )
+    return number_to_json(f, what=what)
+
+
+def v3_dtype_from_json(value: Any, *, what: str = "data_type") -> np.dtype:
+    """zarr v3 data type metadata (a name, or ``{"name": ...}`` with an empty configuration)
+    as a native numpy dtype; numpy spellings (``"<u2"``), ``None`` and unknown names are
+    errors.
+
+    >>> v3_dtype_from_json("uint8"), v3_dtype_from_json({"name": "float32"})
+    (dtype('uint8'), dtype('float32'))
+    >>> v3_dtype_from_json("<u2")
+    Traceback (most recent call last):
+    ...
+    ValueError: data_type: '<u2' is not zarr v3 data type metadata; use a zarr v3 name such as 'uint8', 'float32' or 'bfloat16' (numpy spellings such as '<u2' are not zarr v3 names)
+    """
+    name = value
+    if isinstance(value, Mapping) and set(value) <= {"name", "configuration"} and \
+            value.get("configuration", {}) == {}:
+        name = value.get("name")
+    if isinstance(name, str) and (name in _NAME_TO_DTYPE or _RAW_NAME.match(name)):
+        return parse_dtype(name)
+    raise ValueError(
+        f"{what}: {value!r} is not zarr v3 data type metadata; use a zarr v3 name such as "
+        "'uint8', 'float32' or 'bfloat16' (numpy spellings such as '<u2' are not zarr v3 names)"
+        + ("" if ml_dtypes is not None else "; bfloat16, float8 and int4 types need ml_dtypes")
     )
 
 

@@ -337,19 +337,19 @@ def test_codec_config_and_validation():
         CastValue(data_type="uint8", out_of_range="saturate")
     with pytest.raises(ValueError, match="wrap.*integer"):
         CastValue(data_type="float32", out_of_range="wrap")
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(ValueError, match="Invalid target data type.*complex"):
         CastValue(data_type="complex64")
-    with pytest.raises(TypeError, match="bool"):
+    with pytest.raises(ValueError, match="bool"):
         CastValue(data_type="uint8", dtype="bool")
     with pytest.raises(ValueError, match="unknown configuration key.*'rounding_mode'"):
         CastValue.from_config({"id": "cast_value", "data_type": "uint8", "rounding_mode": "x"})
     with pytest.raises(ValueError, match="unknown configuration key.*'dtype'"):
         CastValue.from_v3_configuration({"data_type": "uint8", "dtype": "float64"})
-    with pytest.raises(ValueError, match=r"scalar_map\['encode'\]\[0\] output.*300"):
+    with pytest.raises(ValueError, match=r"scalar_map encode value 300 \(entry 0\)"):
         CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 300]]})
-    with pytest.raises(ValueError, match=r"scalar_map\['decode'\]\[0\] input"):
+    with pytest.raises(ValueError, match=r"scalar_map decode key .* \(entry 0\)"):
         CastValue(data_type="uint8", scalar_map={"decode": [[2.5, 0]]})
-    with pytest.raises(ValueError, match=r"scalar_map\['encode'\]\[0\] input"):
+    with pytest.raises(ValueError, match=r"scalar_map encode key .* \(entry 0\)"):
         CastValue(data_type="uint8", scalar_map={"encode": [["NaN", 0]]}, dtype="int16")
     # "+Infinity" is read but written as "Infinity"; hex keys are kept as given
     c2 = CastValue(data_type="uint8", scalar_map={"encode": [["+Infinity", 0], ["0x7ff8000000000001", 1]]})
@@ -415,7 +415,7 @@ def test_fortran_input_matches_c_input():
 
 
 @pytest.mark.parametrize("key,match", [("abc", "hex bit pattern"), ("0x" + "f" * 17, "64 bits"),
-                                       (True, "not a bool"), ([1], "JSON scalar")])
+                                       ("1e999", "beyond the range"), ([1], "number or string")])
 def test_scalar_map_keys_checked_without_dtype(key, match) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         CastValue(data_type="uint8", scalar_map={"encode": [[key, 0]]})

@@ -55,7 +55,7 @@ def test_int_encode_decode_exact(name, data):
     arr = np.array(xs, dtype=name)
     ok = all(info.lo <= x - off <= info.hi and info.lo <= (x - off) * sc <= info.hi for x in xs)
     if not ok:
-        with pytest.raises(ValueError, match="not representable"):
+        with pytest.raises(ValueError, match="not representable|outside the range|non-zero remainder"):
             core.encode(arr, off, sc)
         return
     enc = core.encode(arr, off, sc)
@@ -68,14 +68,14 @@ def test_int_encode_decode_exact(name, data):
 def test_int_overflow_every_dtype(name):
     info = numeric_info(np.dtype(name))
     if info.lo < 0:
-        with pytest.raises(ValueError, match="not representable"):
+        with pytest.raises(ValueError, match="not representable|outside the range|non-zero remainder"):
             core.encode(np.array([info.hi], name), -1)
     else:
         with pytest.raises(ValueError, match="outside the range"):
             core.encode(np.array([info.hi], name), -1)  # a negative offset is no uint value
-    with pytest.raises(ValueError, match="not representable"):
+    with pytest.raises(ValueError, match="not representable|outside the range|non-zero remainder"):
         core.encode(np.array([info.lo], name), 1)
-    with pytest.raises(ValueError, match="not representable"):
+    with pytest.raises(ValueError, match="not representable|outside the range|non-zero remainder"):
         core.encode(np.array([info.hi], name), 0, 2)
     with pytest.raises(ValueError, match="not an integer"):
         core.decode(np.array([5], name), 0, 2)
@@ -156,7 +156,7 @@ def test_codec_config():
         ScaleOffset.from_config({"id": "scale_offset", "astype": "u1"})
     with pytest.raises(ValueError, match="scale"):
         ScaleOffset(scale=0)
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(ValueError, match="complex"):
         ScaleOffset(dtype="complex128")
     with pytest.raises(ValueError, match="offset"):
         ScaleOffset(offset=2.5, dtype="int16")

@@ -103,9 +103,18 @@ def test_c_and_f_orders() -> None:
     assert Transpose(order="F").encode(a).shape == (4, 3, 2)
 
 
+def test_v3_refuses_c_and_f_orders() -> None:
+    """The spec dropped the constants "C" and "F": zarr v3 metadata holds a permutation."""
+    for order in ("C", "F"):
+        with pytest.raises(ValueError, match="explicit permutation"):
+            V3Transpose(order=order)
+        with pytest.raises(ValueError, match="explicit permutation"):
+            V3Transpose.from_dict({"name": "transpose", "configuration": {"order": order}})
+
+
 def test_v3_metadata_exactly_as_spec(tmp_path) -> None:
     z = zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(4, 5, 6), chunks=(2, 5, 6),
-                          dtype="f4", filters=[V3Transpose(order="F")])
+                          dtype="f4", filters=[V3Transpose(order=[2, 1, 0])])
     meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
     assert meta["codecs"][0] == {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
     assert z.metadata.codecs[0].to_dict() == {"name": "transpose", "configuration": {"order": (2, 1, 0)}} or \

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
 from ..core.scalar_map import PreparedMap
-from ..dtypes import check_numeric_json, dtype_kind, dtype_name, number_to_json, parse_dtype, scalar_from_json
+from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
+from ..dtypes import scalar_from_json, v3_dtype_from_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
@@ -19,24 +20,30 @@ _SPEC_KEYS = ["data_type", "rounding", "out_of_range", "scalar_map"]
 
 
 def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
-    """Parse ``value`` as a data type that is an integer or real float type, or raise naming it."""
+    """Parse ``value`` as a data type that is an integer or real float type, or raise
+    ValueError naming it (complex, bool, raw, string and variable-size types are refused)."""
     try:
         dt = parse_dtype(value)
     except (ValueError, TypeError) as e:
-        raise ValueError(f"codec {codec_id!r}: {key}={value!r} is not valid: {e}") from None
-    kind = dtype_kind(dt)
-    if kind not in ("int", "uint", "float"):
-        raise TypeError(
-            f"codec {codec_id!r}: {key}={value!r} is a {kind} type; only integer and real "
-            f"floating-point types are valid (int2..int64, uint2..uint64, float16/32/64, "
-            f"bfloat16, float8_*, float6_*, float4_e2m1fn)"
+        dt, reason = None, str(e)
+    else:
+        kind = dtype_kind(dt)
+        reason = f"it is a {kind} type"
+    if dt is None or kind not in ("int", "uint", "float"):
+        invalid = "Invalid target data type: " if key == "data_type" else ""
+        raise ValueError(
+            f"codec {codec_id!r}: {invalid}{key}={value!r} is not valid ({reason}); the codec "
+            f"only supports integer and floating-point data types, the fixed-size integer and "
+            f"floating-point data types int2..int64, uint2..uint64, float16/32/64, bfloat16, "
+            f"float8_*, float6_*, float4_e2m1fn"
         )
     return dt
 
 
 def json_scalar(value: Any, codec_id: str, key: str) -> Any:
-    """A parameter as dtype-free JSON (numpy scalars become numbers; "+Infinity" is "Infinity")."""
-    return number_to_json(value, what=f"codec {codec_id!r}: {key}")
+    """A parameter as dtype-free spec JSON (numpy scalars become numbers, "+Infinity" is
+    "Infinity"; numeric strings and booleans, which zarr-python writes, become numbers)."""
+    return parameter_to_json(value, what=f"codec {codec_id!r}: {key}")
 
 
 def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
@@ -77,6 +84,18 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
                            json_scalar(entry[1], "cast_value", key)])
         out[direction] = parsed
     return out
+
+
+def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -> Any:
+    """One scalar_map key or value decoded for its dtype, or a ValueError naming it."""
+    try:
+        return scalar_from_json(data, dtype, what=f"scalar_map {direction} {role} {data!r}")
+    except ValueError as e:
+        detail = str(e).split(": ", 1)[-1]
+        raise ValueError(
+            f"codec 'cast_value': scalar_map {direction} {role} {data!r} (entry {i}) is not "
+            f"representable in dtype {dtype_name(dtype)}: {detail}"
+        ) from None
 
 
 class CastValue(ExtCodec):
@@ -177,8 +196,10 @@ class CastValue(ExtCodec):
     @classmethod
     def from_v3_configuration(cls, configuration: Mapping[str, Any]) -> CastValue:
         """Build from a zarr v3 configuration; any key the spec does not define is an error."""
-        check_keys(cls.codec_id, dict(configuration), _SPEC_KEYS, required=("data_type",))
-        return cls(**configuration)
+        config = dict(configuration)
+        check_keys(cls.codec_id, config, _SPEC_KEYS, required=("data_type",))
+        config["data_type"] = v3_dtype_from_json(config["data_type"], what="codec 'cast_value': data_type")
+        return cls(**config)
 
     # --- scalar map -----------------------------------------------------------------------------
     def _entries(self, source: np.dtype | None, direction: str) -> Any:
@@ -195,8 +216,8 @@ class CastValue(ExtCodec):
                 check_numeric_json(k, what=f"{where} input")
             if vdt is None:
                 check_numeric_json(v, what=f"{where} output")
-            key = scalar_from_json(k, kdt, what=f"{where} input") if kdt is not None else None
-            val = scalar_from_json(v, vdt, what=f"{where} output") if vdt is not None else None
+            key = _map_scalar(k, kdt, direction, "key", i) if kdt is not None else None
+            val = _map_scalar(v, vdt, direction, "value", i) if vdt is not None else None
             entries.append((key, val))
         if source is not None:  # prepared once for every call (a lookup table for large maps)
             src, tgt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
@@ -239,6 +260,8 @@ class CastValue(ExtCodec):
         ``fill_value=None`` resolves only the shape and dtype.
         """
         src = self._source_for(dtype)
+        self._entries(src, "encode")  # the map's errors first, in their own words
+        self._entries(src, "decode")
         if fill_value is None:
             return shape, self.data_type, None
         fill = np.array(fill_value, dtype=src) if not isinstance(fill_value, np.ndarray) else (

@@ -22,6 +22,14 @@ def _is_default(value: Any, default: int) -> bool:
     return not isinstance(value, str) and value == default
 
 
+def _not_finite(key: str, value: Any) -> str:
+    return (
+        f"codec 'scale_offset': {key} value {value!r} is not representable as a finite number; "
+        "offset and scale must be finite (a non-finite one turns every value into NaN or "
+        "Infinity)"
+    )
+
+
 class ScaleOffset(ExtCodec):
     """``(x - offset) * scale`` on encode, ``x / scale + offset`` on decode (zarr ``scale_offset``).
 
@@ -63,7 +71,10 @@ class ScaleOffset(ExtCodec):
             self._parameters(self.dtype)
         else:  # what can be checked without a dtype: finite for every dtype, scale non-zero
             for key in ("offset", "scale"):
-                check_numeric_json(getattr(self, key), what=f"codec 'scale_offset': {key}", finite=True)
+                value = getattr(self, key)
+                check_numeric_json(value, what=f"codec 'scale_offset': {key}")
+                if value in ("NaN", "Infinity", "-Infinity"):
+                    raise ValueError(_not_finite(key, value))
             if self.scale == 0 or (isinstance(self.scale, str) and int(self.scale, 16) == 0):
                 raise ValueError(
                     f"codec 'scale_offset': scale={self.scale!r} is not valid; scale must be non-zero"
@@ -79,14 +90,24 @@ class ScaleOffset(ExtCodec):
                     f"codec 'scale_offset': configured dtype={dtype_name(self.dtype)!r} but the "
                     f"array is {dtype_name(dt)!r}"
                 )
-            off = scalar_from_json(self.offset, dt, what="codec 'scale_offset': offset")
-            sc = scalar_from_json(self.scale, dt, what="codec 'scale_offset': scale")
+            off, sc = (self._parameter(key, dt) for key in ("offset", "scale"))
             try:
                 core.check_parameters(dt, off, sc)
             except ValueError as e:
                 raise ValueError(f"codec 'scale_offset': {e}") from None
             params = self._params[dt] = (off, sc)
         return params
+
+    def _parameter(self, key: str, dt: np.dtype) -> Any:
+        value = getattr(self, key)
+        try:
+            return scalar_from_json(value, dt, what=f"{key} value {value!r}")
+        except ValueError as e:
+            detail = str(e).split(": ", 1)[-1]
+            raise ValueError(
+                f"codec 'scale_offset': {key} value {value!r} is not representable in dtype "
+                f"{dtype_name(dt)}: {detail}"
+            ) from None
 
     # --- configuration ----------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

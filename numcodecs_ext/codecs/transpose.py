@@ -222,6 +222,15 @@ class Transpose(ExtCodec):
 
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        perm = inverse_order(self.permutation(len(shape)))
-        src = typed(arr, dtype, tuple(shape[ax] for ax in self.permutation(len(shape))))
+        arr = np.asarray(arr)
+        order = self.permutation(len(shape))
+        enc_shape = tuple(shape[ax] for ax in order)
+        if arr.ndim == len(order) and arr.shape != enc_shape and arr.dtype == dtype:
+            # an encoded array with a spec it does not fit (e.g. the encoded side's, handed to the
+            # sync method directly): its own shape says how to undo the permutation, as zarr's
+            # own transpose, which ignores the spec, would
+            src = arr
+        else:
+            src = typed(arr, dtype, enc_shape)
+        perm = inverse_order(order)
         return transpose(src, perm) if copy_is_tiled(src, perm) else src.transpose(perm)

@@ -127,8 +127,8 @@ def _int_range_error(direction: str, bad: Any, info: NumericInfo, off: int, sc: 
             f"value, default 0, below the offset?)"
         )
     return ValueError(
-        f"scale_offset {direction}: {formula} with offset={off}, scale={sc} is not representable "
-        f"in {info.name} [{info.lo}, {info.hi}] for x={bad}{hint}"
+        f"scale_offset {direction}: {formula} with offset={off}, scale={sc} gives a value "
+        f"outside the range of dtype {info.name} [{info.lo}, {info.hi}] for x={bad}{hint}"
     )
 
 
@@ -164,7 +164,8 @@ def _int_kernel(arr: np.ndarray, info: NumericInfo, off: int, sc: int, out: np.n
                     if rem.any():
                         bad = w[rem != 0][0]
                         raise ValueError(
-                            f"scale_offset decode: {bad} / {sc} is not an integer, so it is not "
+                            f"scale_offset decode: x / scale leaves a non-zero remainder for "
+                            f"x={bad}, scale={sc}: the result is not an integer, so it is not "
                             f"representable in {info.name} (integer decoding divides exactly)"
                         )
                 res = w // scw if sc != 1 else w.copy()
@@ -339,8 +340,8 @@ def encode(arr: Any, offset: Any = 0, scale: Any = 1, *, out: np.ndarray | None 
     >>> encode(np.array([2**63 - 1]), -1)
     Traceback (most recent call last):
     ...
-    ValueError: scale_offset encode: (x - offset) * scale with offset=-1, scale=1 is not \
-representable in int64 [-9223372036854775808, 9223372036854775807] for x=9223372036854775807
+    ValueError: scale_offset encode: (x - offset) * scale with offset=-1, scale=1 gives a value \
+outside the range of dtype int64 [-9223372036854775808, 9223372036854775807] for x=9223372036854775807
     """
     return _run(arr, offset, scale, out, "encode")
 

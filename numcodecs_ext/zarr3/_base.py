@@ -207,8 +207,16 @@ class _V3Common:
             return {"name": self.name}
         return {"name": self.name, "configuration": configuration}
 
+    @property
+    def codec_name(self) -> str:
+        """The name this codec is written with in ``zarr.json``."""
+        return self.name
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, codec={self.codec!r})"
+        params = [f"{k}={v!r}" for k, v in self._configuration().items()]
+        if self.name != self._default_name():
+            params.append(f"name={self.name!r}")
+        return f"{type(self).__name__}({', '.join(params)})"
 
     # --- zarr's codec protocol -------------------------------------------------------------
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
@@ -286,6 +294,11 @@ class AdapterMixin:
         config = self.codec.get_config()  # type: ignore[attr-defined]
         config.pop("id", None)
         return config  # type: ignore[no-any-return]
+
+    @property
+    def codec_config(self) -> dict[str, Any]:
+        """The numcodecs configuration, ``id`` included (as zarr's numcodecs adapters have it)."""
+        return self.codec.get_config()  # type: ignore[attr-defined,no-any-return]
 
 
 @dataclass(frozen=True, init=False, repr=False)

@@ -2,12 +2,24 @@
 
 Unlike zarr 3.4.2's built-in, integer overflow is detected for int64 and uint64 too, offset/scale
 may be any fill-value JSON, and each codec is validated against its own input dtype (so a
-scale_offset after a dtype-changing cast_value works).
+scale_offset after a dtype-changing cast_value works). It offers the built-in's Python surface
+(``offset``, ``scale``, its constructor and method signatures) and reads every configuration the
+built-in writes, numeric strings such as ``"0.5"`` included (written back as numbers).
+
+Examples
+--------
+>>> from numcodecs_ext.zarr3 import ScaleOffset
+>>> codec = ScaleOffset(offset=-10, scale="0.1")
+>>> codec, codec.offset, codec.scale
+(ScaleOffset(offset=-10, scale=0.1), -10, 0.1)
+>>> ScaleOffset.from_dict({"name": "scale_offset"}).to_dict()
+{'name': 'scale_offset'}
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
 from ._base import AdapterMixin, ArrayArrayV3
@@ -15,17 +27,34 @@ from ._base import AdapterMixin, ArrayArrayV3
 __all__ = ["NumcodecsScaleOffset", "ScaleOffset"]
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class ScaleOffset(ArrayArrayV3):
-    """zarr v3 ``scale_offset`` codec, e.g. ``ScaleOffset(offset=-10, scale=0.1)``."""
+class _ScaleOffsetSurface(ArrayArrayV3):
+    """What zarr's own ScaleOffset exposes."""
 
     numcodecs_class = _ScaleOffset
+
+    @property
+    def offset(self) -> Any:
+        """The offset as JSON (a number, or a string such as ``"NaN"`` or ``"0x3f800000"``)."""
+        return self.codec.offset  # type: ignore[attr-defined]
+
+    @property
+    def scale(self) -> Any:
+        """The scale as JSON (a number, or a string such as ``"0x3dcccccd"``)."""
+        return self.codec.scale  # type: ignore[attr-defined]
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
+        return input_byte_length  # same dtype, same shape
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class ScaleOffset(_ScaleOffsetSurface):
+    """zarr v3 ``scale_offset`` codec, e.g. ``ScaleOffset(offset=-10, scale=0.1)``."""
+
     spec_names = ("scale_offset",)
 
 
 @dataclass(frozen=True, init=False, repr=False)
-class NumcodecsScaleOffset(AdapterMixin, ArrayArrayV3):
+class NumcodecsScaleOffset(AdapterMixin, _ScaleOffsetSurface):
     """``numcodecs.scale_offset``: the numcodecs codec under zarr's adapter naming."""
 
-    numcodecs_class = _ScaleOffset
     spec_names = ()

@@ -2,13 +2,22 @@
 
 zarr's built-in stays the default for ``transpose``; choose this one with
 ``zarr.config.set({"codecs.transpose": "numcodecs_ext.zarr3.transpose.Transpose"})``. Both write
-identical metadata and chunks. ``"C"``/``"F"`` orders are resolved to an explicit permutation when
-the codec meets its array, so the stored metadata is what every zarr v3 implementation reads.
+identical metadata and chunks. ``order`` is an explicit permutation, as the spec requires (it
+dropped the constants ``"C"`` and ``"F"``); ``numcodecs.transpose`` keeps the numcodecs
+configuration, where ``"C"``/``"F"`` are resolved when the codec meets its array.
+
+Examples
+--------
+>>> from numcodecs_ext.zarr3 import Transpose
+>>> codec = Transpose(order=(1, 0))
+>>> codec, codec.order, codec.to_dict()
+(Transpose(order=[1, 0]), (1, 0), {'name': 'transpose', 'configuration': {'order': [1, 0]}})
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..codecs.transpose import Transpose as _Transpose
 from ._base import AdapterMixin, ArrayArrayV3
@@ -16,17 +25,48 @@ from ._base import AdapterMixin, ArrayArrayV3
 __all__ = ["NumcodecsTranspose", "Transpose"]
 
 
+class _TransposeSurface(ArrayArrayV3):
+    """What zarr's own TransposeCodec exposes, with its method signatures."""
+
+    numcodecs_class = _Transpose
+
+    @property
+    def order(self) -> tuple[int, ...] | str:
+        """The permutation (``"C"``/``"F"`` only in a ``numcodecs.transpose`` configuration that
+        has not met its array yet)."""
+        order = self.codec.order  # type: ignore[attr-defined]
+        return order if isinstance(order, str) else tuple(order)
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
+        return input_byte_length
+
+    def _encode_sync(self, chunk_array: Any, _chunk_spec: Any) -> Any:
+        return super()._encode_sync(chunk_array, _chunk_spec)
+
+    async def _encode_single(self, chunk_array: Any, _chunk_spec: Any) -> Any:
+        return await super()._encode_single(chunk_array, _chunk_spec)
+
+
 @dataclass(frozen=True, init=False, repr=False)
-class Transpose(ArrayArrayV3):
+class Transpose(_TransposeSurface):
     """zarr v3 ``transpose`` codec, e.g. ``Transpose(order=[1, 0])``."""
 
-    numcodecs_class = _Transpose
     spec_names = ("transpose",)
+
+    @classmethod
+    def _codec_from_configuration(cls, configuration: dict[str, Any]) -> Any:
+        order = configuration.get("order")
+        if isinstance(order, str):
+            raise ValueError(
+                f"codec 'transpose': order={order!r} is not valid in zarr v3: the transpose spec "
+                "requires an explicit permutation of 0, 1, ..., n-1 (it dropped 'C' and 'F'); "
+                "for 'F' on an n-dimensional array use [n-1, ..., 1, 0]"
+            )
+        return super()._codec_from_configuration(configuration)
 
 
 @dataclass(frozen=True, init=False, repr=False)
-class NumcodecsTranspose(AdapterMixin, ArrayArrayV3):
+class NumcodecsTranspose(AdapterMixin, _TransposeSurface):
     """``numcodecs.transpose``: the numcodecs codec under zarr's adapter naming."""
 
-    numcodecs_class = _Transpose
     spec_names = ()

@@ -28,19 +28,29 @@ from ._base import ADAPTER_PREFIX, AdapterMixin, ArrayBytesV3
 __all__ = ["NumcodecsZfp", "Zfp"]
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class Zfp(ArrayBytesV3):
-    """zarr v3 ``zfp`` codec, e.g. ``Zfp(mode="fixed_rate", rate=8)`` (or ``name="zarrs.zfp"``)."""
+class _ZfpSurface(ArrayBytesV3):
+    """The configuration as attributes: ``mode`` and that mode's parameters (others None)."""
 
     numcodecs_class = _Zfp
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("mode", "tolerance", "rate", "precision", "minbits", "maxbits", "maxprec",
+                    "minexp"):
+            return getattr(self.codec, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class Zfp(_ZfpSurface):
+    """zarr v3 ``zfp`` codec, e.g. ``Zfp(mode="fixed_rate", rate=8)`` (or ``name="zarrs.zfp"``)."""
+
     spec_names = ("zfp", "zarrs.zfp")
 
 
 @dataclass(frozen=True, init=False, repr=False)
-class NumcodecsZfp(AdapterMixin, ArrayBytesV3):
+class NumcodecsZfp(AdapterMixin, _ZfpSurface):
     """``numcodecs.zfp``: the numcodecs codec under zarr's adapter naming and configuration."""
 
-    numcodecs_class = _Zfp
     spec_names = ()
 
     @classmethod
