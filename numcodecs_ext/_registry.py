@@ -38,7 +38,9 @@ ZARR: dict[str, str] = {
 #: config does not pin: with several implementations and no config entry zarr warns on every use
 #: and picks one at random. We pin ours unless the user configured ``codecs.<name>``: it needs no
 #: Rust package, and it follows the spec where zarr 3.4.2 does not (see README), while writing
-#: byte-identical chunks wherever zarr is right, so arrays stay exchangeable both ways.
+#: byte-identical chunks wherever zarr is right, so arrays stay exchangeable both ways. The pin
+#: is one of zarr's config *defaults* (donfig's ``update_defaults``): a value the user set (in
+#: code, a YAML file or ``ZARR_CODECS__<NAME>``) wins, and ``zarr.config.reset()`` keeps it.
 #: ``transpose`` is pinned to zarr's own class by zarr's default config; we leave that alone.
 ZARR_DEFAULTS: dict[str, str] = {
     "scale_offset": ZARR["scale_offset"],
@@ -68,14 +70,41 @@ def register_zarr() -> None:
         return
     from .zarr3.dtypes import register_zarr_dtypes
 
-    register_zarr_dtypes()  # zarr < 3.2 never reads the zarr.data_type entry points
+    register_zarr_dtypes()  # zarr 3.1 never loads the zarr.data_type entry points
     for name, path in ZARR.items():
         register_codec(name, _load(path))
-    for name, path in ZARR_DEFAULTS.items():
-        if config.get(f"codecs.{name}", None) is None:
-            config.set({f"codecs.{name}": fully_qualified_name(_load(path))})
+    config.update_defaults(
+        {"codecs": {name: fully_qualified_name(_load(path)) for name, path in ZARR_DEFAULTS.items()}}
+    )
 
 
 def register_all() -> None:
     register_numcodecs()
     register_zarr()
+
+
+def zarr_choice(name: str) -> tuple[str, str]:
+    """Which class zarr uses for the codec ``name`` and why: ``(class path, reason)``.
+
+    >>> path, why = zarr_choice("scale_offset")
+    >>> path
+    'numcodecs_ext.zarr3.scale_offset.ScaleOffset'
+    """
+    import os
+
+    from zarr.core.config import config
+    from zarr.registry import fully_qualified_name, get_codec_class
+
+    chosen = fully_qualified_name(get_codec_class(name))
+    configured = config.get(f"codecs.{name}", None)
+    env = f"ZARR_CODECS__{name.upper().replace('.', '_')}"
+    if os.environ.get(env):
+        why = f"set by the environment variable {env}"
+    elif name in ZARR_DEFAULTS and configured == chosen == fully_qualified_name(_load(ZARR[name])):
+        why = (f"numcodecs_ext's default (spec-exact; needs no Rust package); choose another with "
+               f"zarr.config.set({{'codecs.{name}': ...}}) or {env}")
+    elif configured is not None:
+        why = f"zarr's config codecs.{name}"
+    else:
+        why = "the only implementation registered"
+    return chosen, why

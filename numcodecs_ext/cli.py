@@ -162,7 +162,7 @@ def info() -> int:
     import zarr
 
     from . import __version__
-    from ._registry import NUMCODECS, ZARR
+    from ._registry import NUMCODECS, ZARR, zarr_choice
 
     print(f"numcodecs_ext {__version__}")
     print(f"numpy {np.__version__}, numcodecs {numcodecs.__version__}, zarr {zarr.__version__}")
@@ -181,6 +181,10 @@ def info() -> int:
         print(f"libzfp: unavailable ({exc})")
     print("numcodecs ids:", ", ".join(NUMCODECS))
     print("zarr v3 names:", ", ".join(ZARR))
+    print("implementation zarr uses for each name:")
+    for name in (n for n in ZARR if not n.startswith("numcodecs.")):
+        chosen, why = zarr_choice(name)
+        print(f"  {name:13} {chosen}  ({why})")
     return 0
 
 

@@ -226,6 +226,34 @@ def _transpose_v2(path: Path) -> np.ndarray:
     return data
 
 
+def _bfloat16_v3(path: Path) -> np.ndarray:
+    """An array whose data type is one of ours (needs our ZDType to open)."""
+    import ml_dtypes
+    import zarr
+
+    data = _field((8, 12), "float32").astype(ml_dtypes.bfloat16)
+    data[0, :3] = np.nan
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(4, 6), dtype="bfloat16",
+                          fill_value="NaN", compressors=None)
+    z[:6] = data[:6]  # the last two rows stay the fill value
+    return np.asarray(z[...])
+
+
+def _narrow_casts_v3(path: Path) -> np.ndarray:
+    """float32 stored as int4 and float8 codes through cast_value (ml_dtypes targets)."""
+    import zarr
+
+    from numcodecs_ext.zarr3 import CastValue, ScaleOffset
+
+    data = np.round(_field((10, 9), "float32") * 2) / 2
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(5, 9), dtype="float32", fill_value=0,
+                          filters=[ScaleOffset(offset=0, scale=2),
+                                   CastValue(data_type="float8_e4m3", out_of_range="clamp")],
+                          compressors=None)
+    z[...] = data
+    return np.asarray(z[...])
+
+
 #: store name -> function that writes the store at a path and returns the array it holds.
 ZARR_FIXTURES: dict[str, Callable[[Path], np.ndarray]] = {
     "transpose_v3.zarr": _transpose_v3,
@@ -237,4 +265,6 @@ ZARR_FIXTURES: dict[str, Callable[[Path], np.ndarray]] = {
     "scale_offset_cast_value_v3.zarr": lambda p: _nan_uint8_pipeline(p, adapter=False),
     "scale_offset_cast_value_adapter_v3.zarr": lambda p: _nan_uint8_pipeline(p, adapter=True),
     "scale_offset_cast_value_v2.zarr": _nan_uint8_pipeline_v2,
+    "bfloat16_v3.zarr": _bfloat16_v3,
+    "narrow_casts_v3.zarr": _narrow_casts_v3,
 }

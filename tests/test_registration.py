@@ -82,3 +82,78 @@ def test_cast_value_arrays_work_without_cast_value_rs() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "numcodecs_ext.zarr3.cast_value"
+
+
+FRESH = textwrap.dedent('''
+    import multiprocessing, sys, warnings
+    from pathlib import Path
+    warnings.simplefilter("error")
+    import numpy as np, zarr
+    from zarr.core.dtype import data_type_registry
+    try:
+        from zarr.core.dtype import Struct
+    except ImportError:  # zarr 3.1, which does not load data-type entry points: arrays of our
+        from zarr.core.dtype import Structured as Struct  # data types need our import there
+        import numcodecs_ext
+
+    # zarr's own dtype test setup: iterate the registry while resolving data types (which loads
+    # data-type plugins, us among them, lazily)
+    for cls in data_type_registry.contents.values():
+        if cls is Struct:
+            cls.from_native_dtype(np.dtype([("a", np.float64), ("b", np.int8)]))
+
+    def check(store: str) -> str:
+        import warnings
+        warnings.simplefilter("error")
+        import numpy as np, zarr
+        got = zarr.open_array(store, mode="r")[...]
+        expected = np.load(store[:-len(".zarr")] + ".npy")
+        assert got.tobytes() == expected.tobytes(), store
+        return store
+
+    if __name__ == "__main__":
+        zarr.config.reset()  # our pin is one of zarr's defaults: it survives
+        stores = sorted(str(p) for p in Path(sys.argv[1]).glob("*.zarr"))
+        assert stores
+        for store in stores:
+            check(store)
+        zarr.config.reset()
+        with multiprocessing.get_context("spawn").Pool(2) as pool:
+            assert sorted(pool.map(check, stores)) == stores
+        z = zarr.create_array({}, shape=(4,), dtype="float64",
+                              filters=[{"name": "scale_offset", "configuration": {"scale": "0.5"}}])
+        z[:] = 3.0
+        assert (z[:] == 3.0).all()
+        print(len(stores), type(z.filters[0]).__module__)
+''')
+
+
+def test_fresh_process_iterates_registry_resets_config_and_spawns(tmp_path) -> None:
+    """A fresh process with warnings as errors: zarr's registry iteration pattern, config resets,
+    every stored array kind (including those with our data types), a spawn pool over them."""
+    from pathlib import Path
+
+    script = tmp_path / "fresh.py"
+    script.write_text(FRESH)
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "zarr"
+    done = subprocess.run([sys.executable, str(script), str(fixtures)], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    count, module = done.stdout.split()
+    assert int(count) >= 9 and module.startswith("numcodecs_ext.")
+
+
+def test_registration_is_idempotent_and_survives_config_reset() -> None:
+    import zarr
+
+    from numcodecs_ext._registry import register_all
+    from numcodecs_ext.zarr3.dtypes import register_zarr_dtypes
+
+    register_all()
+    register_all()
+    assert register_zarr_dtypes() == []
+    zarr.config.reset()
+    assert zarr.config.get("codecs.scale_offset") == "numcodecs_ext.zarr3.scale_offset.ScaleOffset"
+    with zarr.config.set({"codecs.scale_offset": "zarr.codecs.ScaleOffset"}):
+        register_all()  # a value the user set wins over our default
+        assert zarr.config.get("codecs.scale_offset") == "zarr.codecs.ScaleOffset"

@@ -414,9 +414,10 @@ ML_DTYPES_CLASSES: tuple[type[_MLDType], ...] = (
 def register_zarr_dtypes() -> list[str]:
     """Add these data types to zarr's data type registry.
 
-    Idempotent. A name zarr already has under another class (a future zarr built-in, or another
-    package) is left alone, so that implementation wins. Types that the installed ml_dtypes lacks
-    are registered too: opening an array of one then says to install ml_dtypes.
+    Idempotent, and safe while other code iterates the registry (the new names go into a copy).
+    A name zarr already has under another class (a future zarr built-in, or another package) is
+    left alone, so that implementation wins. Types that the installed ml_dtypes lacks are
+    registered too: opening an array of one then says to install ml_dtypes.
 
     Returns
     -------
@@ -432,9 +433,20 @@ def register_zarr_dtypes() -> list[str]:
     """
     from zarr.core.dtype import data_type_registry
 
-    added = []
-    for cls in ML_DTYPES_CLASSES:
-        if cls._zarr_v3_name not in data_type_registry.contents:
-            data_type_registry.register(cls._zarr_v3_name, cls)
-            added.append(cls._zarr_v3_name)
-    return added
+    current = data_type_registry.contents
+    missing = {cls._zarr_v3_name: cls for cls in ML_DTYPES_CLASSES
+               if cls._zarr_v3_name not in current}
+    if missing:
+        # Copy on write. Code that iterates the registry while resolving data types (zarr's own
+        # dtype tests do) triggers zarr's lazy loading of data-type plugins, us among them, in
+        # the middle of its loop; adding our 15 names to the mapping it iterates would end that
+        # loop with "dictionary changed size during iteration". The registry is a frozen
+        # dataclass with no public way to add names without that, so the new mapping replaces
+        # the old one, which stays as it was for whoever iterates it. (zarr's own lazy loading
+        # then finds every name of ours registered and changes nothing.)
+        try:
+            object.__setattr__(data_type_registry, "contents", {**current, **missing})
+        except (AttributeError, TypeError):  # pragma: no cover - a registry without the field
+            for name, cls in missing.items():
+                data_type_registry.register(name, cls)
+    return list(missing)
