@@ -227,3 +227,28 @@ def test_unrepresentable_fill_value_is_an_error_even_in_shards(sharded: bool, tm
                               shards=(8,) if sharded else None, dtype="uint16",
                               filters=[ScaleOffset(offset=1000)], compressors=None)
         z[...] = np.arange(1000, 1008, dtype="uint16")
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"dtype": "float64", "fill_value": 2.5, "filters": "cast_u8"}, "does not survive"),
+    ({"dtype": "uint16", "fill_value": 0, "filters": "offset_1000"}, "below the offset"),
+    ({"dtype": "float64", "fill_value": 30.0, "filters": "scale_then_cast"}, "cannot be cast"),
+    ({"dtype": "int32", "fill_value": 0, "serializer": "zfp_accuracy"}, "floating-point"),
+])
+def test_unusable_array_refused_at_creation(kwargs, match, tmp_path) -> None:
+    """On every zarr version (3.1 only resolves codec chains when chunks move), an array our
+    codecs could not read or write is refused by create_array, not on every later access."""
+    from numcodecs_ext.zarr3 import CastValue, ScaleOffset, Zfp
+
+    codecs = {
+        "cast_u8": {"filters": [CastValue(data_type="uint8")]},
+        "offset_1000": {"filters": [ScaleOffset(offset=1000)]},
+        "scale_then_cast": {"filters": [ScaleOffset(scale=10), CastValue(data_type="uint8")]},
+        "zfp_accuracy": {"serializer": Zfp(mode="fixed_accuracy", tolerance=1.0)},
+    }
+    kwargs = dict(kwargs)
+    placement = codecs[kwargs.pop("filters", None) or kwargs.pop("serializer")]
+    with pytest.raises((ValueError, TypeError), match=match):
+        zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(8,), chunks=(4,),
+                          compressors=None, **kwargs, **placement)
+    assert not (tmp_path / "a.zarr" / "zarr.json").exists()

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import zarr
+from packaging.version import Version
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
 from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import cpu as _cpu
@@ -107,6 +109,10 @@ def _validating_shard_inner_codecs() -> bool:
 #: (codec, the ArraySpec its resolve_metadata last returned) in this thread: how a codec being
 #: evolved recognises the codec right before it in a chain
 _chain = threading.local()
+#: zarr < 3.2 evolves each codec with the array's spec, not the one the codec before returns
+_EVOLVES_WITH_ARRAY_SPEC = Version(zarr.__version__) < Version("3.2")
+#: (array spec, what our last codec evolved with it resolved to) in this thread, zarr < 3.2
+_creation = threading.local()
 
 
 class _Deferred(_cpu.NDBuffer):
@@ -220,6 +226,8 @@ class _V3Common:
 
     # --- zarr's codec protocol -------------------------------------------------------------
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
+        if _EVOLVES_WITH_ARRAY_SPEC:
+            self._check_at_creation(array_spec)
         bind = getattr(self.codec, "bind", None)
         bound = self.codec if bind is None else bind(array_spec.shape, _native(array_spec))
         if bound is self.codec and not isinstance(self, ArrayArrayV3):
@@ -229,6 +237,22 @@ class _V3Common:
         evolved = type(self)(codec=bound, name=self.name)
         evolved._link(array_spec)
         return evolved
+
+    def _check_at_creation(self, array_spec: ArraySpec) -> None:
+        """zarr < 3.2 evolves every codec of a chain with the array's own spec, and resolves the
+        chain only when it reads or writes chunks: an array whose fill value our codecs cannot
+        carry (or whose chunks zfp cannot take) would be created, then fail every read and
+        write. Resolve the chain here, along our codecs in the order zarr evolves them (one
+        after another, in one thread, all with the same spec object). A codec of another
+        package between two of ours is taken to keep the dtype and fill value, as zarr 3.1's
+        own array -> array codec (transpose) does."""
+        last = getattr(_creation, "last", None)
+        if last is not None and last[0] is array_spec:
+            shape, dtype, fill = last[1]
+        else:
+            shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
+        resolved = self.codec.resolve_spec(shape, dtype, fill)  # type: ignore[attr-defined]
+        _creation.last = (array_spec, resolved)
 
     def _link(self, spec: ArraySpec) -> None:
         """Link to the previous codec if ``spec`` is the very object its resolve_metadata
