@@ -166,7 +166,9 @@ class Transpose(ExtCodec):
         if self.shape is None:
             raise ValueError(
                 "codec 'transpose': cannot decode a flat buffer without knowing the decoded shape; "
-                "pass out= (an array of the decoded shape and dtype) or configure shape=[...]"
+                "pass out= (an array of the decoded shape and dtype) or configure shape=[...]. A "
+                "zarr v2 array written without it is intact: add \"shape\" (the chunk shape) to "
+                "this filter in its .zarray"
             )
         enc_shape = self._encoded_shape(self.shape)
         src = typed(arr, self._items(arr, self.shape), enc_shape)

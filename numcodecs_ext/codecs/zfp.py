@@ -161,7 +161,9 @@ class Zfp(ExtCodec):
                 raise ValueError(
                     f"codec 'zfp': zfp streams carry no header, so decoding needs the array's "
                     f"shape and dtype: pass out= (an array of that shape and dtype) or configure "
-                    f"{missing} (e.g. Zfp(mode=..., shape=[...], dtype='float32'))"
+                    f"{missing} (e.g. Zfp(mode=..., shape=[...], dtype='float32')). A zarr v2 "
+                    f"array written without them is intact: add \"shape\" (the chunk shape) and "
+                    f"\"dtype\" to its compressor in .zarray, or read it with zarr v3's Zfp"
                 )
             return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
         dtype = out_dtype(out, self.dtype)  # None: out takes raw bytes
