@@ -45,6 +45,9 @@ class _ScaleOffsetSurface(ArrayArrayV3):
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length  # same dtype, same shape
 
+    async def _encode_single(self, chunk_array: Any, _chunk_spec: Any) -> Any:
+        return await super()._encode_single(chunk_array, _chunk_spec)
+
 
 @dataclass(frozen=True, init=False, repr=False)
 class ScaleOffset(_ScaleOffsetSurface):
