@@ -511,3 +511,16 @@ def test_library_checks() -> None:
     lib = _libzfp.load()
     assert lib.word_bits == 64 and lib.codec_version == 5
     assert "zfp version" in lib.version
+
+
+def test_reversible_keeps_every_nan_payload_of_the_16_bit_floats() -> None:
+    """float16 and bfloat16 go through float32; reversible mode gives back every bit pattern
+    (ml_dtypes' float32 -> bfloat16 cast would canonicalise NaNs, and warn)."""
+    import warnings
+
+    for dt in (np.dtype("float16"), np.dtype(ml_dtypes.bfloat16)):
+        codes = np.arange(2**16, dtype=np.uint16).view(dt).reshape(256, 256)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = decompress(compress(codes, "reversible"), codes.shape, dt, "reversible")
+        assert out.view(np.uint16).tobytes() == codes.view(np.uint16).tobytes()

@@ -13,7 +13,10 @@ from numcodecs.abc import Codec
 
 from ._buffers import as_array, fortran_only, typed
 
-__all__ = ["ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "typed"]
+__all__ = [
+    "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "representable",
+    "typed",
+]
 
 
 def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required: tuple[str, ...] = ()) -> None:
@@ -27,6 +30,20 @@ def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required
     missing = [k for k in required if k not in config]
     if missing:
         raise ValueError(f"codec {codec_id!r}: missing required configuration key(s) {', '.join(map(repr, missing))}")
+
+
+def representable(data: Any, dtype: np.dtype, label: str, note: str = "") -> Any:
+    """``data`` (fill-value JSON) as a scalar of ``dtype``, or a ValueError that says
+    ``<label> <data> <note> is not representable in dtype <name>`` and why (zarr's wording)."""
+    from ..dtypes import dtype_name, scalar_from_json
+
+    try:
+        return scalar_from_json(data, dtype, what=label)
+    except ValueError as e:
+        detail = str(e).split(": ", 1)[-1]
+        raise ValueError(
+            f"{label} {data!r}{note} is not representable in dtype {dtype_name(dtype)}: {detail}"
+        ) from None
 
 
 def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[np.dtype, str]:
@@ -108,6 +125,24 @@ class ExtCodec(Codec):
                 f"data type: configure dtype=... (e.g. dtype='float64'), or pass an ndarray"
             )
         return typed(arr, self._stored_dtype)
+
+    def _conform(self, arr: np.ndarray) -> np.ndarray:
+        """An input array checked against the configured ``dtype`` and ``shape`` (a flat array
+        of the configured size takes the shape; any other shape would decode wrongly)."""
+        if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
+            raise ValueError(
+                f"codec {self.codec_id!r}: configured dtype={self._dtype_json()!r} but the array "
+                f"is {arr.dtype.str!r}"
+            )
+        shape = getattr(self, "shape", None)
+        if shape is not None and arr.shape != shape:
+            if arr.ndim > 1 or arr.size != math.prod(shape):
+                raise ValueError(
+                    f"codec {self.codec_id!r}: configured shape={list(shape)} but the array has "
+                    f"shape {list(arr.shape)}; decoding would give the wrong shape"
+                )
+            arr = arr.reshape(shape)
+        return arr
 
     def _decoded(self, result: np.ndarray) -> np.ndarray:
         """decode()'s result in the configured byte order."""

@@ -10,8 +10,8 @@ import numpy as np
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
 from ..core.scalar_map import PreparedMap
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
-from ..dtypes import scalar_from_json, v3_dtype_from_json
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..dtypes import v3_dtype_from_json
+from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
@@ -88,14 +88,8 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
 
 def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -> Any:
     """One scalar_map key or value decoded for its dtype, or a ValueError naming it."""
-    try:
-        return scalar_from_json(data, dtype, what=f"scalar_map {direction} {role} {data!r}")
-    except ValueError as e:
-        detail = str(e).split(": ", 1)[-1]
-        raise ValueError(
-            f"codec 'cast_value': scalar_map {direction} {role} {data!r} (entry {i}) is not "
-            f"representable in dtype {dtype_name(dtype)}: {detail}"
-        ) from None
+    return representable(data, dtype, f"codec 'cast_value': scalar_map {direction} {role}",
+                         f" (entry {i})")
 
 
 class CastValue(ExtCodec):

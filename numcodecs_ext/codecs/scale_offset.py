@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..core import scale_offset as core
-from ..dtypes import check_numeric_json, dtype_name, scalar_from_json
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..dtypes import check_numeric_json, dtype_name
+from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 from .cast_value import check_numeric_dtype, json_scalar
 
@@ -99,15 +99,7 @@ class ScaleOffset(ExtCodec):
         return params
 
     def _parameter(self, key: str, dt: np.dtype) -> Any:
-        value = getattr(self, key)
-        try:
-            return scalar_from_json(value, dt, what=f"{key} value {value!r}")
-        except ValueError as e:
-            detail = str(e).split(": ", 1)[-1]
-            raise ValueError(
-                f"codec 'scale_offset': {key} value {value!r} is not representable in dtype "
-                f"{dtype_name(dt)}: {detail}"
-            ) from None
+        return representable(getattr(self, key), dt, f"codec 'scale_offset': {key} value")
 
     # --- configuration ----------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

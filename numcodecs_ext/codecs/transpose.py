@@ -138,18 +138,7 @@ class Transpose(ExtCodec):
                 )
             arr = typed(arr, self._items(arr, self.shape), self.shape)
         else:
-            if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
-                raise ValueError(
-                    f"codec 'transpose': configured dtype={self._dtype_json()!r} but the array "
-                    f"is {arr.dtype.str!r}"
-                )
-            if self.shape is not None and arr.shape != self.shape:
-                if arr.ndim > 1 or arr.size != math.prod(self.shape):
-                    raise ValueError(
-                        f"codec 'transpose': configured shape={list(self.shape)} but the array "
-                        f"has shape {list(arr.shape)}; decoding would give the wrong shape"
-                    )
-                arr = arr.reshape(self.shape)  # a flat array of the configured size
+            arr = self._conform(arr)
         self._check_encode_input(arr)
         return transpose(arr, self.permutation(arr.ndim))
 

@@ -136,20 +136,8 @@ class Zfp(ExtCodec):
     # --- numcodecs API ----------------------------------------------------------------------
     def encode(self, buf: Any) -> bytes:
         """Compress an array (or a raw buffer, with ``shape``/``dtype`` configured) to zfp bytes."""
-        arr = self._encode_input(buf)
-        if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
-            raise ValueError(
-                f"codec 'zfp': configured for dtype {self._dtype_json()!r} but got an array of "
-                f"{arr.dtype}"
-            )
+        arr = self._conform(self._encode_input(buf))
         self._check_encode_input(arr)
-        if self.shape is not None and arr.shape != self.shape:
-            if arr.ndim > 1 or arr.size != math.prod(self.shape):
-                raise ValueError(
-                    f"codec 'zfp': configured for shape {list(self.shape)} but got an array of "
-                    f"shape {list(arr.shape)}"
-                )
-            arr = arr.reshape(self.shape)  # a flat array of the configured size
         return core.compress(arr, **self._spec)
 
     def decode(self, buf: Any, out: Any = None) -> Any:

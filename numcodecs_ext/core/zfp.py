@@ -768,12 +768,20 @@ def decompress(
             np.clip(work, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, out=work)
         result[...] = work
     elif kind == "float":
-        if not zmode.lossless:
-            # a lossy value of float16/bfloat16 data can come back a little beyond the type's
-            # largest finite value, which would round to +-Infinity: the nearest value is the max
-            fmax = _FLOAT_MAX[plan.dtype]
-            np.clip(work, -fmax, fmax, out=work)
-        result[...] = work
+        if zmode.lossless and plan.dtype == _BFLOAT16:
+            # exact: a bfloat16 is the top half of its float32. (ml_dtypes' cast would turn
+            # every NaN into its canonical NaN, payload lost, with a RuntimeWarning.)
+            np.right_shift(work.view(np.uint32), 16, out=work.view(np.uint32))
+            result.view(np.uint16)[...] = work.view(np.uint32)
+        else:
+            if not zmode.lossless:
+                # a lossy value of float16/bfloat16 data can come back a little beyond the
+                # type's largest finite value, which would round to +-Infinity: the nearest
+                # value is the max
+                fmax = _FLOAT_MAX[plan.dtype]
+                np.clip(work, -fmax, fmax, out=work)
+            with np.errstate(invalid="ignore"):  # NaN payloads are kept (float16) as they are
+                result[...] = work
     return _finish_dtype(result, dt_req)
 
 
