@@ -68,8 +68,7 @@ def exactly(value: Any) -> tuple[Any, ...]:
 def lookup(key: Hashable, arr: np.ndarray, build: Callable[[], T]) -> T | None:
     """The cached ``build()`` for ``key``; built (and cached) only when ``arr`` has at least
     :data:`MIN_ELEMENTS_PER_CODE` elements per possible code, else None."""
-    with _LOCK:
-        found = _CACHE.get(key, _MISSING)
+    found = _CACHE.get(key, _MISSING)  # (a dict look-up is atomic: no lock on the hot path)
     if found is not _MISSING:
         return found
     if arr.size < MIN_ELEMENTS_PER_CODE * codes_of(arr.dtype):

@@ -8,9 +8,9 @@ Each codec of the collection appears in zarr v3 twice:
   tools read here and vice versa.
 
 Unlike zarr's adapter, these classes carry the chunk spec through the codec: the dtype, shape and
-fill value that the next codec sees come from the codec's ``resolve_spec``. Work runs in a worker
-thread (one per core) so zarr encodes chunks in parallel wherever the core releases the
-GIL.
+fill value that the next codec sees come from the codec's ``resolve_spec``. Chunks of 1 MiB and
+more are encoded on the thread pool zarr's own codecs use (``asyncio.to_thread``), so zarr
+encodes chunks in parallel wherever the core releases the GIL, with no threads beside zarr's.
 
 Fusion: zarr runs the codecs of a chain one after the other, each over the whole batch, so the
 full-size intermediate between two array -> array codecs is written and read back from main
@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -59,37 +57,14 @@ def zarr_dtype(dtype: np.dtype) -> Any:
     return get_data_type_from_native_dtype(dtype)
 
 
-_workers: ThreadPoolExecutor | None = None
-_workers_lock = threading.Lock()
-
-
 async def _in_worker(fn: Any, *args: Any) -> Any:
-    """Run ``fn(*args)`` on a pool of one thread per core (at most zarr's threading.max_workers).
+    """Run ``fn(*args)`` on the thread pool zarr's own codecs use (``asyncio.to_thread``: the
+    default executor of zarr's event loop, sized by ``threading.max_workers`` when that is set).
 
-    asyncio's default executor has cores + 4 threads; for memory-bound numpy work that many
-    threads on few cores only evict each other's cache lines and trade the GIL back and forth.
-    Like zarr's own pool, it is sized once, when first used.
+    One pool for all codec work: ours never adds threads beside zarr's, follows changes of
+    ``threading.max_workers`` as zarr does, and a forked child gets zarr's fresh pool.
     """
-    global _workers
-    if _workers is None:
-        with _workers_lock:
-            if _workers is None:
-                from zarr.core.config import config
-
-                cores = os.cpu_count() or 1
-                limit = config.get("threading.max_workers", None) or cores
-                _workers = ThreadPoolExecutor(max_workers=max(1, min(cores, int(limit))),
-                                              thread_name_prefix="numcodecs_ext")
-    return await asyncio.get_running_loop().run_in_executor(_workers, fn, *args)
-
-
-def _forget_workers() -> None:
-    """A forked child (multiprocessing, dask with fork) has none of the parent's threads."""
-    global _workers
-    _workers = None
-
-
-os.register_at_fork(after_in_child=_forget_workers)
+    return await asyncio.to_thread(fn, *args)
 
 
 def _validating_shard_inner_codecs() -> bool:
