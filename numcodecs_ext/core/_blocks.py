@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BLOCK", "iter_blocks", "scratch"]
+__all__ = ["BLOCK", "KEEP_BYTES", "contiguous", "iter_blocks", "scratch"]
 
 #: elements per block: 256 KiB of float64, comfortably inside L2 with the temporaries
 BLOCK = 32768
@@ -30,6 +30,26 @@ def scratch(role: str, n: int, dtype: Any) -> np.ndarray:
     if raw is None or raw.size < nbytes:
         raw = bufs[role] = np.empty(nbytes, np.uint8)
     return raw[:nbytes].view(dtype)
+
+
+#: scratch arrays up to this size stay with their thread for the next call; larger ones are freed
+KEEP_BYTES = 64 * 2**20
+
+
+def contiguous(arr: np.ndarray, role: str = "contiguous") -> np.ndarray:
+    """``arr`` as a C-contiguous, aligned, native-order array: itself if it is one, else one
+    copy (a single numpy call, which runs without the GIL) into this thread's scratch ``role``
+    (a fresh array beyond :data:`KEEP_BYTES`). The copy is valid until the next request of
+    ``role`` on this thread."""
+    if arr.flags.c_contiguous and arr.flags.aligned and arr.dtype.isnative:
+        return arr
+    dtype = arr.dtype.newbyteorder("=") if not arr.dtype.isnative else arr.dtype
+    if arr.nbytes > KEEP_BYTES:
+        out = np.empty(arr.shape, dtype)
+    else:
+        out = scratch(role, arr.size, dtype).reshape(arr.shape)
+    np.copyto(out, arr)
+    return out
 
 
 def iter_blocks(arr: np.ndarray, nelem: int = BLOCK) -> Iterator[tuple[np.ndarray, int, int]]:

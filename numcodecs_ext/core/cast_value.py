@@ -36,7 +36,7 @@ except ImportError:  # numpy < 2
 
 from ..dtypes import NumericInfo, numeric_info
 from . import _native, codetable
-from ._blocks import BLOCK, iter_blocks, scratch
+from ._blocks import BLOCK, contiguous, iter_blocks, scratch
 from .scalar_map import Hits, cache_key, prepared
 
 __all__ = [
@@ -315,14 +315,9 @@ class _Cast:
             return kernels.f2i(x, o, x.itemsize, size, signed, affine, off, sc, rounding, mode,
                                *entries) < 0
 
-        if arr.flags.c_contiguous and arr.flags.aligned and arr.dtype.isnative:
-            return run(arr.reshape(-1), flat)
-        for view, start, stop in iter_blocks(arr, BLOCK):  # other layouts: native copies
-            x = scratch("native", view.size, self.src.dtype)
-            np.copyto(x.reshape(view.shape), view)
-            if not run(x, flat[start:stop]):
-                return False
-        return True
+        # other layouts (zarr hands over views of the caller's array): one contiguous copy,
+        # then one call, both without the GIL
+        return run(contiguous(arr, "native").reshape(-1), flat)
 
     def _scratch(self, n: int) -> None:
         """Take this thread's scratch blocks (``n`` elements: the largest block)."""

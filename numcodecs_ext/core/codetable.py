@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import _native
-from ._blocks import iter_blocks, scratch
+from ._blocks import scratch
 
 __all__ = ["MIN_ELEMENTS_PER_CODE", "domain", "exactly", "lookup", "take"]
 
@@ -94,11 +94,9 @@ def take(arr: np.ndarray, table: np.ndarray, flat: np.ndarray) -> bool:
     # as plain unsigned integers: the buffer protocol cannot describe the ml_dtypes types
     size, item = arr.dtype.itemsize, table.dtype.itemsize
     bits, table_bits, out_bits = f"u{size}", table.view(f"u{item}"), flat.view(f"u{item}")
-    if arr.flags.c_contiguous and arr.flags.aligned:
-        kernels.take(arr.reshape(-1).view(bits), table_bits, out_bits, size, item)
-        return True
-    for view, start, stop in iter_blocks(arr):  # other layouts: contiguous copies of the codes
-        codes = scratch("codes", view.size, arr.dtype)
-        np.copyto(codes.reshape(view.shape), view)
-        kernels.take(codes.view(bits), table_bits, out_bits[start:stop], size, item)
+    if not (arr.flags.c_contiguous and arr.flags.aligned):  # one copy of the codes, then one call
+        copy = scratch("codes", arr.size, arr.dtype).reshape(arr.shape)
+        np.copyto(copy, arr)
+        arr = copy
+    kernels.take(arr.reshape(-1).view(bits), table_bits, out_bits, size, item)
     return True

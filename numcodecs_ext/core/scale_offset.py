@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import _native
-from ._blocks import BLOCK, iter_blocks
+from ._blocks import BLOCK, contiguous, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
 
 __all__ = ["block_kernel", "check_parameters", "decode", "encode"]
@@ -248,10 +248,10 @@ def _native_affine(arr: np.ndarray, flat: np.ndarray, off: np.ndarray, sc: np.nd
     kernels then run and raise the error, naming the value)."""
     kernels = _native.kernels()
     if (kernels is None or arr.dtype.type not in (np.float32, np.float64)
-            or not (arr.dtype.isnative and arr.flags.c_contiguous and arr.flags.aligned)
             or not flat.flags.aligned or np.may_share_memory(arr, flat)):
         return False
-    overflow = kernels.affine(arr.reshape(-1), flat, arr.itemsize, direction == "decode",
+    x = contiguous(arr, "affine")  # other layouts: one copy without the GIL, then one call
+    overflow = kernels.affine(x.reshape(-1), flat, x.itemsize, direction == "decode",
                               float(off), float(sc))
     return not overflow
 
