@@ -1,0 +1,306 @@
+"""How the codecs scale with cores, against the numcodecs codecs they replace.
+
+Prints, with every anchor measured in the same run:
+
+1. **GIL-held time per 4 MiB chunk** for every codec operation, in both layouts zarr hands
+   codecs (a contiguous chunk, and a view of the caller's array). This is what caps many-core
+   speedup (Amdahl): while one thread holds the GIL no other thread runs Python. It is measured
+   with a competing pure-Python thread: the time the operation kept it from running.
+2. **Per-call time on 64-element chunks** (the fixed cost of a call: setup, validation).
+3. **Throughput through zarr** with ``threading.max_workers`` 1, 2, 4, ... up to the core count,
+   for zarr's default pipeline and, where zarr has it, its ``FusedCodecPipeline``: MiB/s, the
+   speedup over one worker, the ratio to the anchor at the same worker count, and the most threads
+   alive during the run (codec threads must never exceed zarr's ``threading.max_workers``).
+
+Anchors: numcodecs ``FixedScaleOffset`` (float32 -> uint16) for scale_offset + cast_value,
+zarr's own transpose (a view, copied by zarr's bytes codec) for transpose, numcodecs ``ZFPY``
+(fixed_accuracy) for zfp, both through zarr's numcodecs adapter where zarr is involved.
+
+Usage: ``python benchmarks/scaling.py [--quick]``. A 2-core machine shows the proxies (1, 2) and
+the 1-2 worker speedups; the many-core sweep needs a many-core machine.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+warnings.filterwarnings("ignore", message=".*Numcodecs codecs are not in the Zarr version 3.*")
+
+import numcodecs  # noqa: E402
+import zarr  # noqa: E402
+from zarr.storage import MemoryStore  # noqa: E402
+
+from numcodecs_ext import zarr3  # noqa: E402
+from numcodecs_ext.codecs.cast_value import CastValue  # noqa: E402
+from numcodecs_ext.codecs.scale_offset import ScaleOffset  # noqa: E402
+from numcodecs_ext.codecs.transpose import Transpose  # noqa: E402
+from numcodecs_ext.codecs.zfp import Zfp  # noqa: E402
+
+try:
+    from numcodecs.zfpy import ZFPY
+except ImportError:  # pragma: no cover - zfpy absent
+    ZFPY = None
+
+CHUNK = (1024, 1024)  # 4 MiB of float32
+OFFSET, SCALE = 200.0, 100.0
+
+
+def _field(shape: tuple[int, ...]) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    y, x = np.meshgrid(*(np.linspace(0, 6, n) for n in shape[-2:]), indexing="ij")
+    f = 280 + 20 * np.sin(x) * np.cos(y)
+    return np.broadcast_to(f, shape).astype(np.float32) + rng.standard_normal(shape, np.float32) * 0.1
+
+
+# --- 1. GIL-held time --------------------------------------------------------------------------
+
+def gil_held(fn: Callable[[], Any], repeat: int = 9) -> float:
+    """Median seconds per call during which ``fn`` kept a competing Python thread from running."""
+    counter = [0]
+    stop = threading.Event()
+
+    def spin() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            counter[0] = n
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the spinner hands the GIL back at once when fn wants it
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.02)
+        c0, t0 = counter[0], time.perf_counter()  # the spinner's rate, alone
+        time.sleep(0.1)
+        rate = (counter[0] - c0) / (time.perf_counter() - t0)
+        fn()
+        held = []
+        for _ in range(repeat):
+            c0, t0 = counter[0], time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - t0
+            free = (counter[0] - c0) / rate
+            held.append(max(0.0, elapsed - free))
+        return statistics.median(held)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old)
+
+
+def _views(a: np.ndarray) -> dict[str, np.ndarray]:
+    """A contiguous chunk, and the same values as a view into a larger array (what zarr hands
+    codecs when the caller's array is bigger than a chunk)."""
+    big = np.empty((a.shape[0], a.shape[1] * 2), a.dtype)
+    big[:, : a.shape[1]] = a
+    return {"contiguous": np.ascontiguousarray(a), "view": big[:, : a.shape[1]]}
+
+
+def proxies() -> None:
+    a = _field(CHUNK)
+    so = ScaleOffset(offset=OFFSET, scale=SCALE, dtype="float32")
+    cv = CastValue(data_type="uint16", out_of_range="clamp", dtype="float32")
+    fused_v3 = zarr3.CastValue(codec=cv)
+    fso = numcodecs.FixedScaleOffset(offset=OFFSET, scale=SCALE, dtype="f4", astype="u2")
+    tr = Transpose(order=[1, 0])
+    codes = fso.encode(a)
+    zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
+    zfp_bytes = zfp.encode(a)
+    ops: list[tuple[str, dict[str, Callable[[np.ndarray], Any]], Callable[[np.ndarray], Any] | None]] = [
+        ("scale_offset+cast_value encode (fused)", {"": lambda x: fused_v3.fused_encode(so, x)},
+         fso.encode),
+        ("scale_offset+cast_value decode (fused)",
+         {"": lambda x: fused_v3.fused_decode(so, codes, CHUNK, np.dtype("float32"))},
+         lambda x: fso.decode(codes)),
+        ("transpose encode", {"": lambda x: tr.encode_chunk(x)},
+         lambda x: np.ascontiguousarray(x.T)),
+        ("transpose decode", {"": lambda x: tr.decode_chunk(np.ascontiguousarray(x.T), CHUNK, x.dtype)},
+         lambda x: np.ascontiguousarray(np.ascontiguousarray(x.T).T)),
+        ("zfp encode (fixed_accuracy)", {"": lambda x: zfp.encode_chunk(x)},
+         (lambda x: ZFPY(mode=4, tolerance=1e-3).encode(np.ascontiguousarray(x))) if ZFPY else None),
+        ("zfp decode", {"": lambda x: zfp.decode_chunk(zfp_bytes, CHUNK, np.dtype("float32"))},
+         (lambda x, e=ZFPY(mode=4, tolerance=1e-3).encode(a) if ZFPY else None:
+          ZFPY(mode=4, tolerance=1e-3).decode(e)) if ZFPY else None),
+    ]
+    print("GIL held per 4 MiB chunk, ms (lower is better; the anchor in brackets)")
+    print(f"  {'operation':42} {'layout':11} {'ours':>8} {'anchor':>9} {'ratio':>7}")
+    for name, ours, anchor in ops:
+        for layout, x in _views(a).items():
+            o = gil_held(lambda: ours[""](x)) * 1e3
+            an = gil_held(lambda: anchor(x)) * 1e3 if anchor else float("nan")
+            print(f"  {name:42} {layout:11} {o:8.3f} {an:9.3f} {o / an if an else float('nan'):7.2f}")
+
+
+# --- 2. per-call time on tiny chunks ---------------------------------------------------------
+
+def tiny() -> None:
+    x = _field((8, 8))
+    so = ScaleOffset(offset=OFFSET, scale=SCALE, dtype="float32")
+    cv = CastValue(data_type="uint16", out_of_range="clamp", dtype="float32")
+    fused_v3 = zarr3.CastValue(codec=cv)
+    fso = numcodecs.FixedScaleOffset(offset=OFFSET, scale=SCALE, dtype="f4", astype="u2")
+    codes = fso.encode(x)
+    zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
+    zenc = zfp.encode(x)
+    ops = [
+        ("scale_offset+cast_value encode", lambda: fused_v3.fused_encode(so, x), lambda: fso.encode(x)),
+        ("scale_offset+cast_value decode",
+         lambda: fused_v3.fused_decode(so, codes, (8, 8), np.dtype("float32")), lambda: fso.decode(codes)),
+        ("transpose encode", lambda: Transpose(order=[1, 0]).encode_chunk(x),
+         lambda: np.ascontiguousarray(x.T)),
+        ("zfp encode", lambda: zfp.encode_chunk(x),
+         (lambda: ZFPY(mode=4, tolerance=1e-3).encode(x)) if ZFPY else None),
+        ("zfp decode", lambda: zfp.decode_chunk(zenc, (8, 8), np.dtype("float32")),
+         (lambda e=ZFPY(mode=4, tolerance=1e-3).encode(x) if ZFPY else None:
+          ZFPY(mode=4, tolerance=1e-3).decode(e)) if ZFPY else None),
+    ]
+    print("\nper call on a 64-element chunk, µs (the anchor in brackets)")
+    for name, ours, anchor in ops:
+        o = _per_call(ours)
+        an = _per_call(anchor) if anchor else float("nan")
+        print(f"  {name:42} {o:8.1f} {an:9.1f} {o / an if an else float('nan'):7.2f}x")
+
+
+def _per_call(fn: Callable[[], Any], n: int = 2000) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best * 1e6
+
+
+# --- 3. through zarr -----------------------------------------------------------------------------
+
+def _pipelines() -> dict[str, Callable[[], dict[str, Any]]]:
+    so = dict(offset=OFFSET, scale=SCALE)
+    out = {
+        "scale_offset+cast_value u16": lambda: {"filters": [zarr3.ScaleOffset(**so), zarr3.CastValue(
+            data_type="uint16", out_of_range="clamp")], "compressors": None},
+        "anchor FixedScaleOffset u16": lambda: {"filters": [_adapter("FixedScaleOffset", offset=OFFSET,
+                                                 scale=SCALE, dtype="<f4", astype="<u2")], "compressors": None},
+        "transpose (ours)": lambda: {"filters": [zarr3.Transpose(order=[1, 0])], "compressors": None},
+        "anchor transpose (zarr's)": lambda: {"filters": [zarr.codecs.TransposeCodec(order=[1, 0])],
+                                              "compressors": None},
+        "zfp fixed_accuracy": lambda: {"serializer": zarr3.Zfp(mode="fixed_accuracy", tolerance=1e-3),
+                                       "compressors": None},
+    }
+    if ZFPY is not None:
+        out["anchor ZFPY"] = lambda: {"serializer": _adapter("ZFPY", mode=4, tolerance=1e-3),
+                                      "compressors": None}
+    return out
+
+
+def _adapter(name: str, **config: Any) -> Any:
+    import zarr.codecs.numcodecs as adapters
+
+    return getattr(adapters, name)(**config)
+
+
+def through_zarr(quick: bool) -> None:
+    cores = os.cpu_count() or 1
+    workers = [1]
+    while workers[-1] * 2 <= cores:
+        workers.append(workers[-1] * 2)
+    shape = (8 * CHUNK[0], 2 * CHUNK[1]) if not quick else (4 * CHUNK[0], CHUNK[1])
+    data = _field(shape)
+    mib = data.nbytes / 2**20
+    pipelines = ["default"]
+    try:
+        from zarr.core.codec_pipeline import FusedCodecPipeline  # noqa: F401
+
+        pipelines.append("zarr.core.codec_pipeline.FusedCodecPipeline")
+    except ImportError:
+        pass
+    print(f"\nthrough zarr: {mib:.0f} MiB float32 in 4 MiB chunks, {cores} cores; MiB/s write/read, "
+          "speedup over 1 worker, ratio to the anchor, most threads alive")
+    baseline_threads = threading.active_count()
+    for pipeline in pipelines:
+        print(f" pipeline: {pipeline}")
+        results: dict[tuple[str, int], tuple[float, float, int]] = {}
+        for name, placement in _pipelines().items():
+            for w in workers:
+                results[name, w] = _write_read(data, placement, w, pipeline)
+        for name in _pipelines():
+            anchor = _anchor_of(name)
+            cells = []
+            for w in workers:
+                wr, rd, threads = results[name, w]
+                w1, r1, _ = results[name, 1]
+                ratio = ""
+                if anchor and (anchor, w) in results:
+                    aw, ar, _ = results[anchor, w]
+                    ratio = f" {wr / aw:4.2f}x/{rd / ar:4.2f}x"
+                cells.append(f"w={w}: {wr:6.0f}/{rd:6.0f} ({wr / w1:3.1f}/{rd / r1:3.1f}){ratio} t{threads - baseline_threads}")
+            print(f"  {name:30} " + "  ".join(cells))
+
+
+def _anchor_of(name: str) -> str | None:
+    return {"scale_offset+cast_value u16": "anchor FixedScaleOffset u16",
+            "transpose (ours)": "anchor transpose (zarr's)",
+            "zfp fixed_accuracy": "anchor ZFPY" if ZFPY else None}.get(name)
+
+
+def _write_read(data: np.ndarray, placement: Callable[[], dict[str, Any]], workers: int,
+                pipeline: str) -> tuple[float, float, int]:
+    settings: dict[str, Any] = {"threading.max_workers": workers}
+    if pipeline != "default":
+        settings["codec_pipeline.path"] = pipeline
+    peak = [threading.active_count()]
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.002):
+            peak[0] = max(peak[0], threading.active_count())
+
+    with zarr.config.set(settings):
+        from zarr.core import sync
+
+        sync.cleanup_resources() if hasattr(sync, "cleanup_resources") else None
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        times_w, times_r = [], []
+        for _ in range(3):
+            store = MemoryStore()
+            z = zarr.create_array(store, shape=data.shape, chunks=CHUNK, dtype=data.dtype,
+                                  fill_value=OFFSET, **placement())
+            t0 = time.perf_counter()
+            z[...] = data
+            times_w.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            z[...]
+            times_r.append(time.perf_counter() - t0)
+        stop.set()
+        watcher.join()
+        if hasattr(sync, "cleanup_resources"):
+            sync.cleanup_resources()
+    mib = data.nbytes / 2**20
+    return mib / min(times_w), mib / min(times_r), peak[0] - 1  # (the watcher itself)
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    proxies()
+    tiny()
+    through_zarr(quick)
+    return 0
+
+
+def run() -> None:  # the benchmark runner's entry point
+    main(["--quick"])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
