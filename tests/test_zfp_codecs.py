@@ -117,9 +117,9 @@ def test_numcodecs_encode_raw_buffer_with_config() -> None:
     codec = Zfp(mode="reversible", shape=[4, 5], dtype="int16")
     assert codec.encode(a.tobytes()) == compress(a, "reversible")
     assert np.array_equal(codec.decode(codec.encode(a)), a)
-    with pytest.raises(ValueError, match="configured for dtype"):
+    with pytest.raises(ValueError, match="configured dtype="):
         codec.encode(a.astype("int32"))
-    with pytest.raises(ValueError, match="configured for shape"):
+    with pytest.raises(ValueError, match="configured shape="):
         codec.encode(np.zeros(3, "int16"))
 
 

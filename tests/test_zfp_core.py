@@ -198,7 +198,9 @@ def test_promotion_matches_zfp_promote(dtype: str, bits: int) -> None:
         promoted = a.astype(np.int32) << (31 - bits)
     for cfg in [{"mode": "reversible"}, {"mode": "fixed_precision", "precision": 10}]:
         mode, p = params(cfg)
-        assert compress(a, mode, **p) == compress(promoted, mode, **p)
+        keep = slice(None) if mode == "reversible" else a != info.min
+        # (a lossy int32 array may not hold -2**30, the promoted minimum of a signed type)
+        assert compress(a[keep], mode, **p) == compress(promoted[keep], mode, **p)
 
 
 @pytest.mark.parametrize(

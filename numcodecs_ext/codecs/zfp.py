@@ -195,7 +195,7 @@ class Zfp(ExtCodec):
                 f"codec 'zfp': chunks of {len(shape)} dimensions (shape {list(shape)}) are not "
                 "supported; zfp handles at most 4 (drop singleton dimensions first)"
             )
-        core.check_dtype(dtype, **self._spec)
+        core.check_chunk(shape, dtype, **self._spec)
         return tuple(shape), dtype, fill_value
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:

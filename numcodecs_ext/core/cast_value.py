@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,7 +38,7 @@ except ImportError:  # numpy < 2
 from ..dtypes import NumericInfo, numeric_info
 from . import _native, codetable
 from ._blocks import BLOCK, contiguous, iter_blocks, scratch
-from .scalar_map import Hits, cache_key, prepared
+from .scalar_map import Hits, PreparedMap, cache_key, prepared
 
 __all__ = [
     "OUT_OF_RANGE_MODES",
@@ -204,6 +205,11 @@ def _round_int_grid(
 # --------------------------------------------------------------------------------------------
 
 
+#: attributes of a plan that are per thread, and their values before a thread sets them
+_PER_THREAD = {"wbuf": None, "tmp": None, "tmp2": None, "mbuf": None, "kbuf": None,
+               "expect_nan": False}
+
+
 class _Cast:
     """One configured conversion from ``src`` to ``tgt``; ``run`` fills ``out`` block by block."""
 
@@ -275,8 +281,10 @@ class _Cast:
             self.nan_byte = None
             if self.nan_entry is not None and tgt.dtype.itemsize == 1:
                 self.nan_byte = np.uint8(self.nan_entry.value_bits.view(np.uint8)[()])
-        self.expect_nan = False  # adapts: after a block with NaN, test for NaN with a mask first
-        self.wbuf = self.tmp = self.tmp2 = self.mbuf = self.kbuf = None
+        # per-thread state (a plan serves every thread converting with its configuration): the
+        # scratch blocks, and ``expect_nan``: after a block with NaN, test for NaN with a mask
+        # first
+        self._state = threading.local()
 
     @functools.cached_property
     def native_args(self) -> tuple[Any, ...] | None:
@@ -319,15 +327,22 @@ class _Cast:
         # then one call, both without the GIL
         return run(contiguous(arr, "native").reshape(-1), flat)
 
+    def __getattr__(self, name: str) -> Any:
+        """This thread's scratch blocks and adaptive flags (see ``__init__``)."""
+        if name in _PER_THREAD:
+            return getattr(self._state, name, _PER_THREAD[name])
+        raise AttributeError(name)
+
     def _scratch(self, n: int) -> None:
         """Take this thread's scratch blocks (``n`` elements: the largest block)."""
-        if self.tmp is not None and self.tmp.size >= n:
+        state = self._state
+        if getattr(state, "tmp", None) is not None and state.tmp.size >= n:
             return
-        self.wbuf = scratch("w", n, self.wdtype) if self.wdtype is not None else None
-        self.tmp = scratch("tmp", n, np.float64)
-        self.tmp2 = scratch("tmp2", n, np.float64)
-        self.mbuf = scratch("mask", n, bool)
-        self.kbuf = scratch("bytes", n, np.uint8)
+        state.wbuf = scratch("w", n, self.wdtype) if self.wdtype is not None else None
+        state.tmp = scratch("tmp", n, np.float64)
+        state.tmp2 = scratch("tmp2", n, np.float64)
+        state.mbuf = scratch("mask", n, bool)
+        state.kbuf = scratch("bytes", n, np.uint8)
 
     # -- driver --------------------------------------------------------------------------------
 
@@ -441,7 +456,7 @@ class _Cast:
             lo = float(np.minimum.reduce(w))  # NaN if there is one
             has_nan = math.isnan(lo)
             if has_nan:
-                self.expect_nan = True
+                self._state.expect_nan = True
                 m = np.isnan(w, out=self.mbuf[:n])
             else:
                 hi = float(np.maximum.reduce(w))
@@ -672,7 +687,7 @@ def cast_array(
     arr = np.asarray(arr)
     tgt = numeric_info(np.dtype(dtype))
     src = numeric_info(arr.dtype)
-    cast = _Cast(src, tgt, rounding, out_of_range, scalar_map)
+    cast = cast_plan(src, tgt, rounding, out_of_range, scalar_map)
     if out is None:
         out = np.empty(arr.shape, tgt.dtype)
     elif out.shape != arr.shape or out.dtype != tgt.dtype or not out.flags.c_contiguous:
@@ -683,6 +698,28 @@ def cast_array(
     if not (cast.exact and not cast.entries) and _table_cast(arr, cast, scalar_map, out):
         return out
     return cast.run(arr, out)
+
+
+def cast_plan(src: NumericInfo, tgt: NumericInfo, rounding: str, out_of_range: str | None,
+              scalar_map: Sequence[tuple[Any, Any]] = ()) -> _Cast:
+    """The conversion plan for this configuration, made once and shared by every call and
+    thread: cached on the map when it is a :class:`~.scalar_map.PreparedMap` (what the codecs
+    pass), else by the configuration when there is no map; a plain sequence gets a new plan."""
+    if isinstance(scalar_map, PreparedMap) and scalar_map.src.dtype == src.dtype:
+        key = (tgt.dtype, rounding, out_of_range)
+        plan = scalar_map.plans.get(key)
+        if plan is None:
+            plan = scalar_map.plans[key] = _Cast(src, tgt, rounding, out_of_range, scalar_map)
+        return plan
+    if not scalar_map:
+        return _unmapped_plan(src, tgt, rounding, out_of_range)
+    return _Cast(src, tgt, rounding, out_of_range, scalar_map)
+
+
+@functools.lru_cache(maxsize=512)
+def _unmapped_plan(src: NumericInfo, tgt: NumericInfo, rounding: str, out_of_range: str | None
+                   ) -> _Cast:
+    return _Cast(src, tgt, rounding, out_of_range, ())
 
 
 def _table_cast(arr: np.ndarray, cast: _Cast, scalar_map: Sequence[tuple[Any, Any]],

@@ -35,7 +35,7 @@ import numpy as np
 from . import _native, codetable
 from . import scale_offset as so
 from ._blocks import iter_blocks, scratch
-from .cast_value import _Cast, cast_array, numeric_info
+from .cast_value import cast_array, cast_plan, numeric_info
 from .scalar_map import bits_dtype as _bits_dtype
 from .scalar_map import cache_key
 
@@ -68,8 +68,8 @@ def encode(
     """
     arr = np.asarray(arr)
     info = numeric_info(arr.dtype)
-    off, sc = so.check_parameters(info.dtype, offset, scale)
-    cast = _Cast(info, numeric_info(np.dtype(dtype)), rounding, out_of_range, scalar_map)
+    off, sc = so.checked_parameters(info.dtype, offset, scale)
+    cast = cast_plan(info, numeric_info(np.dtype(dtype)), rounding, out_of_range, scalar_map)
     result = so._prepare_out(arr, cast.tgt, out)
     if not arr.size:
         return result
@@ -109,8 +109,8 @@ def decode(
     """
     arr = np.asarray(arr)
     info = numeric_info(np.dtype(dtype))
-    off, sc = so.check_parameters(info.dtype, offset, scale)
-    cast = _Cast(numeric_info(arr.dtype), info, rounding, out_of_range, scalar_map)
+    off, sc = so.checked_parameters(info.dtype, offset, scale)
+    cast = cast_plan(numeric_info(arr.dtype), info, rounding, out_of_range, scalar_map)
     result = so._prepare_out(arr, info, out)
     if not arr.size:
         return result

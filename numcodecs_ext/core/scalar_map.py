@@ -220,6 +220,8 @@ class PreparedMap(Sequence):
         self._table = _Table(self.entries, self.src) if len(self.entries) > SMALL_MAP else None
         #: every key's and value's dtype and bits: what a cache of results depends on
         self.key = cache_key(self.pairs)
+        #: conversion plans made with this map, by (target dtype, rounding, out_of_range)
+        self.plans: dict[tuple[Any, ...], Any] = {}
 
     def __len__(self) -> int:
         return len(self.pairs)

@@ -25,8 +25,9 @@ import numpy as np
 from . import _native
 from ._blocks import BLOCK, contiguous, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
+from .codetable import exactly
 
-__all__ = ["block_kernel", "check_parameters", "decode", "encode"]
+__all__ = ["block_kernel", "check_parameters", "checked_parameters", "decode", "encode"]
 
 
 def _as_param(value: Any, info: NumericInfo, name: str) -> Any:
@@ -78,6 +79,22 @@ def check_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
     if (sc == 0) if info.is_int else (sc.astype(np.float64) == 0):
         raise ValueError(f"scale_offset scale must be non-zero (dtype {info.name})")
     return off, sc
+
+
+_CHECKED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def checked_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
+    """:func:`check_parameters`, remembered per (dtype, offset bits, scale bits): codecs call it
+    for every chunk with the same parameters."""
+    key = (np.dtype(dtype), exactly(offset), exactly(scale))
+    found = _CHECKED.get(key)
+    if found is None:
+        found = check_parameters(dtype, offset, scale)
+        if len(_CHECKED) > 1024:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return found
 
 
 def _floordiv(a: int, b: int) -> int:
@@ -320,7 +337,7 @@ def block_kernel(info: NumericInfo) -> Any:
 def _run(arr: Any, offset: Any, scale: Any, out: np.ndarray | None, direction: str) -> np.ndarray:
     arr = np.asarray(arr)
     info = numeric_info(arr.dtype)
-    off, sc = check_parameters(info.dtype, offset, scale)
+    off, sc = checked_parameters(info.dtype, offset, scale)
     result = _prepare_out(arr, info, out)
     if arr.size:
         block_kernel(info)(arr, info, off, sc, result, direction)

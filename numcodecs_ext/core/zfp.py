@@ -71,6 +71,7 @@ except ImportError:  # pragma: no cover - ml_dtypes is optional
 
 __all__ = [
     "MODES",
+    "check_chunk",
     "check_config",
     "check_dtype",
     "compress",
@@ -557,6 +558,7 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
                 "values before this codec (e.g. a cast_value scalar_map)"
             )
         if max(-float(lo), float(hi)) < limit:
+            _check_tiny_blocks(work, plan, mode, label)
             return
         bad = int(np.count_nonzero(np.abs(work) >= limit))
         raise ValueError(
@@ -567,18 +569,83 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
             "scale_offset)"
         )
     lo_i, hi_i = int(lo), int(hi)
-    if -(1 << exp) <= lo_i and hi_i < (1 << exp):
+    if -(1 << exp) < lo_i and hi_i < (1 << exp):
         return
-    bad = int(np.count_nonzero((work < -(1 << exp)) | (work >= (1 << exp))))
-    wider = (" or store the data as int64, whose lossy range is [-2**62, 2**62)"
+    bad = int(np.count_nonzero((work <= -(1 << exp)) | (work >= (1 << exp))))
+    wider = (" or store the data as int64, whose lossy range is (-2**62, 2**62)"
              if plan.ztype == ZFP_TYPE_INT32 else "")
     nat = " (NaT is -2**63)" if plan.dtype.kind in "mM" else ""
     raise ValueError(
-        f"zfp mode {mode.name!r} can only encode {label} values in [-2**{exp}, 2**{exp}): "
+        f"zfp mode {mode.name!r} can only encode {label} values in (-2**{exp}, 2**{exp}): "
         f"beyond, zfp's lossy integer transform overflows and the values come back wrong "
         f"without an error. {bad} value(s) here are outside (min {lo_i}, max {hi_i}){nat}. Use "
         f"mode 'reversible' (lossless over the whole range){wider}"
     )
+
+
+#: smallest largest-magnitude a lossy float block may have (other than 0): below, libzfp's block
+#: scale factor overflows (LLNL/zfp#209) and every value of the block comes back as -2**(E+1)
+_TINY_BLOCK = {ZFP_TYPE_FLOAT: 2.0**-98, ZFP_TYPE_DOUBLE: 2.0**-962}
+
+
+def _check_tiny_blocks(work: np.ndarray, plan: _Plan, mode: _Mode, label: str) -> None:
+    """Refuse a lossy float block whose values are all tiny but not all zero."""
+    tiny = _TINY_BLOCK[plan.ztype]
+    magnitude = np.abs(work)
+    if not ((magnitude > 0) & (magnitude < tiny)).any():  # the common case: one cheap pass
+        return
+    blocks = magnitude.reshape(magnitude.shape or (1,))
+    for axis, n in enumerate(blocks.shape):  # the largest magnitude of every 4**d block
+        blocks = np.maximum.reduceat(blocks, np.arange(0, n, 4), axis=axis)
+    bad = int(np.count_nonzero((blocks > 0) & (blocks < tiny)))
+    if bad:
+        raise ValueError(
+            f"zfp mode {mode.name!r} cannot encode a block of {label} values whose largest "
+            f"magnitude is below {tiny:.3g} (but not 0): libzfp returns every value of such a block "
+            f"wrong (its block scale overflows; zfp issue 209). {bad} block(s) here are like that. "
+            "Use mode 'reversible', or flush such tiny values to zero first"
+        )
+
+
+#: the fewest bit planes (fixed_precision's precision, expert's maxprec) with which zfp's
+#: inverse transform of integer data cannot overflow, by dimensionality 1-4: with fewer, decoded
+#: values can come back with flipped signs (e.g. int8 [-128, -128, 127, 127] at precision 1)
+_INT_MIN_PLANES = {1: 4, 2: 6, 3: 8, 4: 10}
+
+
+def check_chunk(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> None:
+    """Check that chunks of ``shape`` and ``dtype`` can be compressed with this mode: at most 4
+    dimensions, a dtype the mode takes, and for integers enough bit planes that no value can come
+    back wrapped. ValueError or TypeError naming what would work.
+
+    >>> check_chunk((4, 4), "int16", "fixed_precision", precision=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: zfp mode 'fixed_precision': precision 4 is too few bit planes for int16 data in 2-D chunks: zfp's integer transform can overflow and return values with flipped signs. Use at least 6 (4, 6, 8, 10 for 1- to 4-D chunks), or mode 'reversible'
+    """
+    shape = tuple(int(n) for n in shape)
+    _check_shape(shape)
+    zmode = _Mode.from_params(mode, params)
+    _check_planes(_check(_native(dtype), zmode), zmode, len(shape))
+
+
+def _check_planes(plan: _Plan, mode: _Mode, ndim: int) -> None:
+    if plan.ztype not in (ZFP_TYPE_INT32, ZFP_TYPE_INT64) or mode.lossless:
+        return
+    if mode.name == "fixed_precision":
+        planes, key = mode.b, "precision"
+    elif mode.name == "expert" and mode.d >= ZFP_MIN_EXP:
+        planes, key = int(mode.a), "maxprec"
+    else:
+        return  # fixed_rate: see the README's guarantees (the fixtures hold low integer rates)
+    need = _INT_MIN_PLANES[max(1, ndim)]
+    if planes < need:
+        raise ValueError(
+            f"zfp mode {mode.name!r}: {key} {planes} is too few bit planes for "
+            f"{_dtype_label(plan.dtype)} data in {max(1, ndim)}-D chunks: zfp's integer transform "
+            f"can overflow and return values with flipped signs. Use at least {need} (4, 6, 8, 10 "
+            "for 1- to 4-D chunks), or mode 'reversible'"
+        )
 
 
 def compress(arr: Any, mode: str, **params: Any) -> bytes:
@@ -620,6 +687,7 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
     plan = _check(_native(a.dtype), zmode)
     shape = a.shape
     _check_shape(shape)
+    _check_planes(plan, zmode, len(shape))
     if a.size == 0:
         return b""
     work = _prepare(a, plan, zmode)
