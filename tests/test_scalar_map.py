@@ -100,3 +100,16 @@ def test_twenty_thousand_entries_bounded_time_and_memory() -> None:
 def test_repeated_keys_first_wins_in_the_table() -> None:
     pairs = [(np.float64(i), np.uint8(i)) for i in range(20)] + [(np.float64(3), np.uint8(99))]
     assert cast_array(np.array([3.0]), "uint8", scalar_map=pairs).tolist() == [3]
+
+
+def test_codec_with_prepared_plans_pickles() -> None:
+    """A codec that has run (its map prepared, conversion plans cached) still pickles, as dask
+    needs; the copy prepares its own plans."""
+    import pickle
+
+    config = {"encode": [[float(i), i] for i in range(40)] + [["NaN", 255]]}
+    codec = CastValue(data_type="uint8", dtype="float64", scalar_map=config)
+    x = np.array([1.0, np.nan, 39.0])
+    expected = codec.encode(x)
+    clone = pickle.loads(pickle.dumps(codec))
+    assert clone == codec and np.array_equal(clone.encode(x), expected)

@@ -223,6 +223,10 @@ class PreparedMap(Sequence):
         #: conversion plans made with this map, by (target dtype, rounding, out_of_range)
         self.plans: dict[tuple[Any, ...], Any] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its plans (they hold per-thread state): a copy makes its own."""
+        return {**self.__dict__, "plans": {}}
+
     def __len__(self) -> int:
         return len(self.pairs)
 
