@@ -233,22 +233,37 @@ def test_unrepresentable_fill_value_is_an_error_even_in_shards(sharded: bool, tm
     ({"dtype": "float64", "fill_value": 2.5, "filters": "cast_u8"}, "does not survive"),
     ({"dtype": "uint16", "fill_value": 0, "filters": "offset_1000"}, "below the offset"),
     ({"dtype": "float64", "fill_value": 30.0, "filters": "scale_then_cast"}, "cannot be cast"),
-    ({"dtype": "int32", "fill_value": 0, "serializer": "zfp_accuracy"}, "floating-point"),
 ])
-def test_unusable_array_refused_at_creation(kwargs, match, tmp_path) -> None:
-    """On every zarr version (3.1 only resolves codec chains when chunks move), an array our
-    codecs could not read or write is refused by create_array, not on every later access."""
-    from numcodecs_ext.zarr3 import CastValue, ScaleOffset, Zfp
+def test_fill_value_the_chain_cannot_carry(kwargs, match, tmp_path) -> None:
+    """A fill value our codecs cannot carry (the spec: an error) is refused at the first write on
+    every zarr version, so no chunk is ever stored with it; the array still opens and reads (as
+    one another implementation wrote must), since reading never encodes the fill value."""
+    from numcodecs_ext.zarr3 import CastValue, ScaleOffset
 
     codecs = {
-        "cast_u8": {"filters": [CastValue(data_type="uint8")]},
-        "offset_1000": {"filters": [ScaleOffset(offset=1000)]},
-        "scale_then_cast": {"filters": [ScaleOffset(scale=10), CastValue(data_type="uint8")]},
-        "zfp_accuracy": {"serializer": Zfp(mode="fixed_accuracy", tolerance=1.0)},
+        "cast_u8": [CastValue(data_type="uint8")],
+        "offset_1000": [ScaleOffset(offset=1000)],
+        "scale_then_cast": [ScaleOffset(scale=10), CastValue(data_type="uint8")],
     }
     kwargs = dict(kwargs)
-    placement = codecs[kwargs.pop("filters", None) or kwargs.pop("serializer")]
-    with pytest.raises((ValueError, TypeError), match=match):
-        zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(8,), chunks=(4,),
-                          compressors=None, **kwargs, **placement)
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+    filters = codecs[kwargs.pop("filters")]
+    path = tmp_path / "a.zarr"
+    z = zarr.create_array(LocalStore(path), shape=(8,), chunks=(4,), compressors=None,
+                          filters=filters, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        z[:2] = 1000
+    assert [p.name for p in path.rglob("*") if p.is_file()] == ["zarr.json"]
+    again = zarr.open_array(LocalStore(path), mode="r")[...]
+    assert np.array_equal(again, np.full(8, kwargs["fill_value"], kwargs["dtype"]))
+
+
+def test_unusable_zfp_chunks_refused_at_creation(tmp_path) -> None:
+    """A configuration that can write no chunk at all is refused by create_array."""
+    from numcodecs_ext.zarr3 import Zfp
+
+    with pytest.raises(TypeError, match="floating-point"):
+        zarr.create_array(LocalStore(tmp_path / "a.zarr"), shape=(8,), chunks=(4,), dtype="int32",
+                          serializer=Zfp(mode="fixed_accuracy", tolerance=1.0), compressors=None)
+    with pytest.raises(ValueError, match="at most 4"):
+        zarr.create_array(LocalStore(tmp_path / "b.zarr"), shape=(2,) * 5, chunks=(2,) * 5,
+                          dtype="float32", serializer=Zfp(mode="reversible"), compressors=None)

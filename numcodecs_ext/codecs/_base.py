@@ -126,6 +126,15 @@ class ExtCodec(Codec):
             )
         return typed(arr, self._stored_dtype)
 
+    def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
+        """Raise if chunks of this shape and dtype with this fill value cannot be written: the
+        fill value must go through the codec as the spec requires (checked once per value)."""
+        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        checked = self.__dict__.setdefault("_fills_checked", set())
+        if key not in checked:
+            self.resolve_spec(shape, dtype, fill_value, strict=True)  # type: ignore[attr-defined]
+            checked.add(key)
+
     def _conform(self, arr: np.ndarray) -> np.ndarray:
         """An input array checked against the configured ``dtype`` and ``shape`` (a flat array
         of the configured size takes the shape; any other shape would decode wrongly)."""

@@ -247,11 +247,13 @@ class CastValue(ExtCodec):
                       out: np.ndarray | None = None) -> np.ndarray:
         return cast_array(arr, **self.cast_arguments(dtype, "decode"), out=out)
 
-    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
-                     ) -> tuple[tuple[int, ...], np.dtype, Any]:
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
         """The encoded chunk spec; the fill value must survive encode then decode unchanged.
 
-        ``fill_value=None`` resolves only the shape and dtype.
+        ``fill_value=None`` resolves only the shape and dtype. With ``strict=False`` (reading an
+        array, which never encodes the fill value) a fill value that does not survive is not an
+        error: it resolves to its encoding where there is one, else None.
         """
         src = self._source_for(dtype)
         self._entries(src, "encode")  # the map's errors first, in their own words
@@ -260,17 +262,20 @@ class CastValue(ExtCodec):
             return shape, self.data_type, None
         fill = np.array(fill_value, dtype=src) if not isinstance(fill_value, np.ndarray) else (
             fill_value.astype(src))
+        enc = None
         try:
             enc = self._encode_array(fill)
             dec = self._decode_array(enc, src)
         except ValueError as e:
+            if not strict:
+                return shape, self.data_type, None if enc is None else enc[()]
             raise ValueError(
                 f"codec 'cast_value': the fill value {fill[()]!r} cannot be cast to "
                 f"{dtype_name(self.data_type)} and back: {e}"
             ) from None
         same = bool(dec == fill) or bool(np.isnan(dec.astype(np.float64))
                                          and np.isnan(fill.astype(np.float64)))
-        if not same:
+        if not same and strict:
             raise ValueError(
                 f"codec 'cast_value': the fill value {fill[()]!r} does not survive the round trip "
                 f"({dtype_name(src)} -> {enc[()]!r} -> {dec[()]!r}); the spec requires it to. "

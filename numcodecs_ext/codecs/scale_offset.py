@@ -118,9 +118,13 @@ class ScaleOffset(ExtCodec):
         return cls(**configuration)
 
     # --- the codec ------------------------------------------------------------------------------
-    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
-                     ) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """Same shape and dtype; the fill value goes through the encoding (None: not checked)."""
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """Same shape and dtype; the fill value goes through the encoding (None: not checked).
+
+        A fill value that cannot be encoded is an error, or with ``strict=False`` (reading an
+        array) resolves to None, since reading never encodes it.
+        """
         dt = np.dtype(dtype)
         off, sc = self._parameters(dt)
         if fill_value is None:
@@ -129,6 +133,8 @@ class ScaleOffset(ExtCodec):
         try:
             enc = core.encode(fill, off, sc)
         except ValueError as e:
+            if not strict:
+                return shape, dt, None
             raise ValueError(
                 f"codec 'scale_offset': the array's fill value {fill[()]!r} cannot be encoded "
                 f"({e}); choose a fill value inside the encodable range"

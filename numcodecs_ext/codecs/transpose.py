@@ -201,7 +201,8 @@ class Transpose(ExtCodec):
         perm = self.permutation(len(shape))
         return self if perm == self.order else type(self)(order=list(perm), shape=self.shape, dtype=self.dtype)
 
-    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> tuple[tuple[int, ...], np.dtype, Any]:
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
         perm = self.permutation(len(shape))
         return tuple(shape[ax] for ax in perm), dtype, fill_value
 

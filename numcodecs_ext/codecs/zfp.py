@@ -187,7 +187,7 @@ class Zfp(ExtCodec):
         return cls(**core.check_config(configuration))
 
     def resolve_spec(
-        self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any
+        self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, strict: bool = True
     ) -> tuple[tuple[int, ...], np.dtype, Any]:
         """Check that chunks of this shape and dtype can be compressed; nothing changes."""
         if len(shape) > 4:

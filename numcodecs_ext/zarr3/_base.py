@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -65,20 +64,6 @@ async def _in_worker(fn: Any, *args: Any) -> Any:
     ``threading.max_workers`` as zarr does, and a forked child gets zarr's fresh pool.
     """
     return await asyncio.to_thread(fn, *args)
-
-
-def _validating_shard_inner_codecs() -> bool:
-    """Whether zarr's ShardingCodec is validating its inner codecs (a few frames up)."""
-    frame = sys._getframe(2)
-    for _ in range(4):
-        if frame is None:
-            return False
-        if frame.f_code.co_name == "_validate_inner_codecs" and type(
-            frame.f_locals.get("self")
-        ).__name__ == "ShardingCodec":
-            return True
-        frame = frame.f_back
-    return False
 
 
 #: (codec, the ArraySpec its resolve_metadata last returned) in this thread: how a codec being
@@ -226,7 +211,7 @@ class _V3Common:
             shape, dtype, fill = last[1]
         else:
             shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
-        resolved = self.codec.resolve_spec(shape, dtype, fill)  # type: ignore[attr-defined]
+        resolved = self.codec.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
         _creation.last = (array_spec, resolved)
 
     def _link(self, spec: ArraySpec) -> None:
@@ -243,19 +228,15 @@ class _V3Common:
         return None
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
+        # zarr resolves the chain whenever it opens an array, to read as well as to write. A fill
+        # value that the codec cannot carry (the spec: an error) only matters when chunks are
+        # written, so it is checked there (_check_fill): an array another implementation wrote
+        # with such a fill value still opens and reads, and none can be written.
         self._link(chunk_spec)
         native = _native(chunk_spec)
-        try:
-            shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
-                chunk_spec.shape, native, chunk_spec.fill_value
-            )
-        except ValueError:
-            if not _validating_shard_inner_codecs():
-                raise
-            # zarr >= 3.3 validates a shard's inner codecs with the data type's default fill
-            # value instead of the array's; the array's own fill value is checked as soon as a
-            # chunk is encoded or decoded, so only shape and dtype are resolved here.
-            shape, dtype, fill = self.codec.resolve_spec(chunk_spec.shape, native, None)
+        shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
+            chunk_spec.shape, native, chunk_spec.fill_value, strict=False
+        )
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
         if fill is None:
             fill = zdtype.default_scalar()
@@ -268,6 +249,12 @@ class _V3Common:
         )
         _chain.last = (self, resolved)
         return resolved
+
+    def _check_fill(self, chunk_spec: ArraySpec) -> None:
+        """Before a chunk is written: the fill value must go through this codec (the spec: an
+        error otherwise), or unwritten parts of chunks would read back as another value."""
+        self.codec.check_fill(  # type: ignore[attr-defined]
+            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value)
 
     def _link_after(self, prev: Any) -> None:
         """``prev`` comes right before this codec in a chain (see the module docstring)."""
@@ -370,6 +357,7 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
                          compute=lambda: self.codec.decode_chunk(arr, shape, dtype))  # type: ignore[attr-defined]
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        self._check_fill(chunk_spec)
         fusion = self._fusion_encode(chunk_array)
         if fusion is not None:
             return chunk_spec.prototype.nd_buffer.from_ndarray_like(fusion[0]())
@@ -405,6 +393,7 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return spec.prototype.nd_buffer.from_ndarray_like(result)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        self._check_fill(chunk_spec)
         fusion = self._fusion_encode(chunk_array)
         if fusion is not None:
             return await self._run(*fusion, chunk_spec)
