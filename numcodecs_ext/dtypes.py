@@ -395,6 +395,11 @@ def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
                 raise ValueError(
                     f"{what}: hex value {data!r} does not fit the {dtype.itemsize * 8} bits of {name}"
                 )
+            if len(data) != 2 + 2 * dtype.itemsize:  # "0x10" would silently be a subnormal
+                raise ValueError(
+                    f"{what}: hex value {data!r} must give all {dtype.itemsize * 8} bits of {name} "
+                    f"as {2 * dtype.itemsize} hex digits, e.g. {'0x' + '7f' + 'c0' + '00' * (dtype.itemsize - 2) if dtype.itemsize >= 2 else '0x7f'!r}"
+                )
             return np.array(bits, dtype=_uint_view(dtype)).view(dtype)
         raise ValueError(
             f"{what}: {data!r} is not a valid {name} value; use a JSON number, 'NaN', 'Infinity', "

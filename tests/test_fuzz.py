@@ -376,3 +376,36 @@ def test_zfp_refuses_what_libzfp_returns_wrong() -> None:
         out = zfp_core.decompress(zfp_core.compress(a, "fixed_precision", precision=need), a.shape,
                                   "int8", "fixed_precision", precision=need)
         assert (np.sign(out.astype(int)) == np.sign(a.astype(int))).all()
+
+
+def test_review_findings_stay_fixed() -> None:
+    """Refusals an adversarial review asked for: each names what works instead."""
+    from numcodecs_ext.codecs.cast_value import MAX_MAP_ENTRIES
+
+    # expert's reversible coder under a bit budget turned finite data into NaN
+    a = np.zeros((4, 4))
+    a[1, 2], a[3, 1], a[3, 2] = -1e200, 1e100, -1.0
+    with pytest.raises(ValueError, match="reversible coder"):
+        Zfp(mode="expert", minbits=0, maxbits=64, maxprec=64, minexp=-1075).encode(a)
+    lossless = Zfp(mode="expert", minbits=0, maxbits=16658, maxprec=64, minexp=-1075)
+    assert bits_equal(lossless.decode(lossless.encode(a), out=np.empty_like(a)), a)
+    # a rate that makes the stream mostly padding (65x for 1-D float64 at the largest rate)
+    with pytest.raises(ValueError, match="mostly padding"):
+        Zfp(mode="fixed_rate", rate=260.28125).encode(np.zeros(8))
+    Zfp(mode="fixed_rate", rate=260.28125).encode(np.zeros((4, 4, 4)))  # 3-D: 64 bits a value
+    # low-precision integer streams others wrote still decode (only encoding refuses them)
+    stream = zfp_core.compress(np.arange(16, dtype="int32").reshape(4, 4), "fixed_precision",
+                               precision=12)
+    zfp_core.check_chunk((4, 4), "int32", "fixed_precision", precision=3)
+    assert zfp_core.decompress(stream, (4, 4), "int32", "fixed_precision", precision=12).shape == (4, 4)
+    # a hex NaN key matches exactly its bits, even the canonical NaN's
+    codec = CastValue(data_type="uint8", dtype="float64", scalar_map={"encode": [
+        ["0x7ff8000000000000", 0], ["0x7ff8000000000001", 1], ["0x7ff8000000000002", 2]]})
+    nans = np.array([0x7FF8000000000002, 0x7FF8000000000001, 0x7FF8000000000000], np.uint64)
+    assert codec.encode(nans.view(np.float64)).tolist() == [2, 1, 0]
+    # hex values give every bit of their type
+    with pytest.raises(ValueError, match="16 hex digits"):
+        ScaleOffset(offset="0x10", dtype="float64")
+    # maps are bounded
+    with pytest.raises(ValueError, match="at most 65536"):
+        CastValue(data_type="uint16", scalar_map={"encode": [[i, 0] for i in range(MAX_MAP_ENTRIES + 1)]})

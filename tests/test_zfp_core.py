@@ -158,8 +158,14 @@ def test_hypothesis_reversible_exact(a: np.ndarray) -> None:
     st.sampled_from([1e-4, 1e-2, 0.5, 10.0]),
 )
 def test_hypothesis_fixed_accuracy_bound(a: np.ndarray, tol: float) -> None:
-    b = decompress(compress(a, "fixed_accuracy", tolerance=tol), a.shape, a.dtype,
-                   "fixed_accuracy", tolerance=tol)
+    try:
+        buf = compress(a, "fixed_accuracy", tolerance=tol)
+    except ValueError as e:  # a block of only tiny values: libzfp would return it wrong
+        assert "largest magnitude is below" in str(e)
+        tiny = 2.0**-98 if a.dtype == np.float32 else 2.0**-962
+        assert ((np.abs(a) > 0) & (np.abs(a) < tiny)).any()
+        return
+    b = decompress(buf, a.shape, a.dtype, "fixed_accuracy", tolerance=tol)
     # zfp cannot beat the precision of its 32/64-bit block-floating-point integers
     floor = float(np.abs(a).max()) * (2.0**-22 if a.dtype == np.float32 else 2.0**-50)
     assert np.abs(b.astype(np.float64) - a).max() <= max(tol, floor)
@@ -398,6 +404,10 @@ def test_expert_maxbits_below_block_header_is_refused(dtype: str, minexp: int, n
     p["maxbits"] = needed
     check_dtype(dtype, "expert", **p)
     a = sample(dtype, (5, 5), lossy=True)
+    if minexp < -1074:  # the reversible coder under a bit budget returns garbage: not written
+        with pytest.raises(ValueError, match="reversible coder"):
+            compress(a, "expert", **p)
+        return
     b = decompress(compress(a, "expert", **p), a.shape, dtype, "expert", **p)
     assert b.shape == a.shape
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
-from ..core.scalar_map import PreparedMap
+from ..core.scalar_map import ExactBits, PreparedMap
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
 from ..dtypes import v3_dtype_from_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
@@ -17,6 +17,8 @@ from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typ
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
 
 _SPEC_KEYS = ["data_type", "rounding", "out_of_range", "scalar_map"]
+#: entries a scalar_map may have per direction: preparing one costs ~45 us and ~2 KB per entry
+MAX_MAP_ENTRIES = 65536
 
 
 def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
@@ -72,6 +74,11 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
                 f"codec 'cast_value': scalar_map[{direction!r}]={entries!r} must be a list of "
                 f"[input, output] pairs"
             )
+        if len(entries) > MAX_MAP_ENTRIES:
+            raise ValueError(
+                f"codec 'cast_value': scalar_map[{direction!r}] has {len(entries)} entries; at most "
+                f"{MAX_MAP_ENTRIES} are allowed (enough to map every code of a 16-bit type)"
+            )
         parsed = []
         for entry in entries:
             if isinstance(entry, str) or not isinstance(entry, Sequence) or len(entry) != 2:
@@ -87,9 +94,14 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
 
 
 def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -> Any:
-    """One scalar_map key or value decoded for its dtype, or a ValueError naming it."""
-    return representable(data, dtype, f"codec 'cast_value': scalar_map {direction} {role}",
-                         f" (entry {i})")
+    """One scalar_map key or value decoded for its dtype, or a ValueError naming it. A NaN key
+    written as hex matches exactly that bit pattern (:class:`~..core.scalar_map.ExactBits`)."""
+    scalar = representable(data, dtype, f"codec 'cast_value': scalar_map {direction} {role}",
+                           f" (entry {i})")
+    if role == "key" and isinstance(data, str) and data.startswith("0x") and \
+            dtype_kind(dtype) == "float" and np.isnan(np.asarray(scalar).astype(np.float64)):
+        return ExactBits(scalar)
+    return scalar
 
 
 class CastValue(ExtCodec):

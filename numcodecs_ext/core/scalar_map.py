@@ -39,7 +39,9 @@ import numpy as np
 from ..dtypes import NumericInfo, numeric_info
 from .codetable import exactly
 
-__all__ = ["SMALL_MAP", "Entry", "Hits", "PreparedMap", "bits_dtype", "cache_key", "prepared"]
+__all__ = [
+    "SMALL_MAP", "Entry", "ExactBits", "Hits", "PreparedMap", "bits_dtype", "cache_key", "prepared",
+]
 
 #: maps with more entries than this are matched through a sorted table
 SMALL_MAP = 8
@@ -53,6 +55,19 @@ def bits_dtype(dt: np.dtype) -> np.dtype:
 def _canonical_nan_bits(dt: np.dtype) -> int:
     with np.errstate(all="ignore"):
         return int(np.array(np.nan, np.float64).astype(dt).view(bits_dtype(dt))[()])
+
+
+class ExactBits:
+    """A NaN key given by its bit pattern (hex JSON): it matches exactly that pattern, even the
+    canonical NaN's, which a ``"NaN"`` key (every NaN) shares."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"ExactBits({self.value!r})"
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,9 @@ def _entries(pairs: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInf
     any_nan_seen = False
     canonical = None if src.is_int else _canonical_nan_bits(src.dtype)
     for k, v in pairs:
+        exact = isinstance(k, ExactBits)
+        if exact:
+            k = k.value
         ka = np.asarray(k)
         if ka.dtype.newbyteorder("=") != src.dtype:
             ka = np.asarray(k, dtype=src.dtype)
@@ -86,7 +104,7 @@ def _entries(pairs: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInf
                 kf = float(ka.astype(np.float64))
             if np.isnan(kf):
                 bits = int(ka.view(bits_dtype(src.dtype))[()])
-                how, key = ("nan", None) if bits == canonical else ("bits", bits)
+                how, key = ("nan", None) if bits == canonical and not exact else ("bits", bits)
             else:
                 how, key = "eq", kf
         ident = (how, key)
@@ -264,7 +282,8 @@ def cache_key(scalar_map: Sequence[tuple[Any, Any]]) -> tuple[Any, ...] | None:
     if isinstance(scalar_map, PreparedMap):
         return scalar_map.key
     try:
-        return tuple((exactly(k), exactly(v)) for k, v in scalar_map)
+        return tuple((("bits", *exactly(k.value)) if isinstance(k, ExactBits) else exactly(k),
+                      exactly(v)) for k, v in scalar_map)
     except TypeError:
         return None
 

@@ -73,6 +73,7 @@ __all__ = [
     "MODES",
     "check_chunk",
     "check_config",
+    "check_encode",
     "check_dtype",
     "compress",
     "decompress",
@@ -614,11 +615,20 @@ _INT_MIN_PLANES = {1: 4, 2: 6, 3: 8, 4: 10}
 
 
 def check_chunk(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> None:
-    """Check that chunks of ``shape`` and ``dtype`` can be compressed with this mode: at most 4
-    dimensions, a dtype the mode takes, and for integers enough bit planes that no value can come
-    back wrapped. ValueError or TypeError naming what would work.
+    """Check that chunks of ``shape`` and ``dtype`` can go through zfp in this mode at all (at
+    most 4 dimensions, a dtype the mode takes): what reading needs. Writing checks more
+    (:func:`check_encode`). ValueError or TypeError naming what would work."""
+    shape = tuple(int(n) for n in shape)
+    _check_shape(shape)
+    _check(_native(dtype), _Mode.from_params(mode, params))
 
-    >>> check_chunk((4, 4), "int16", "fixed_precision", precision=4)
+
+def check_encode(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> None:
+    """Check that compressing chunks of ``shape`` and ``dtype`` in this mode gives what the
+    README's guarantees say: for integers enough bit planes that no value can come back wrapped,
+    and no setting that makes the stream mostly padding. Decoding is never refused for these.
+
+    >>> check_encode((4, 4), "int16", "fixed_precision", precision=4)
     Traceback (most recent call last):
     ...
     ValueError: zfp mode 'fixed_precision': precision 4 is too few bit planes for int16 data in 2-D chunks: zfp's integer transform can overflow and return values with flipped signs. Use at least 6 (4, 6, 8, 10 for 1- to 4-D chunks), or mode 'reversible'
@@ -626,7 +636,38 @@ def check_chunk(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) ->
     shape = tuple(int(n) for n in shape)
     _check_shape(shape)
     zmode = _Mode.from_params(mode, params)
-    _check_planes(_check(_native(dtype), zmode), zmode, len(shape))
+    _check_settings(_check(_native(dtype), zmode), zmode, len(shape))
+
+
+#: bits a value may take in the stream, as a multiple of its own bits (fixed_rate and expert
+#: minbits pad every block to their budget: beyond this the stream is mostly padding; the
+#: stored fixtures use up to 8x, 1-D int16 at rate 8)
+_MAX_EXPANSION = 32
+
+
+def _check_settings(plan: _Plan, mode: _Mode, ndim: int) -> None:
+    d = max(1, ndim)
+    if mode.name == "expert" and mode.d < ZFP_MIN_EXP and mode.c < ZFP_MAX_BITS:
+        raise ValueError(
+            f"zfp mode 'expert': minexp {mode.d} (< {ZFP_MIN_EXP}) selects zfp's reversible coder, "
+            f"which a bit budget (maxbits {mode.c} < {ZFP_MAX_BITS}) cuts into garbage (NaN, huge "
+            f"values) without an error. Use maxbits={ZFP_MAX_BITS} with it (maxprec may still "
+            f"truncate), or minexp >= {ZFP_MIN_EXP} for a lossy budget"
+        )
+    if mode.name in ("fixed_rate", "expert"):
+        block_bits = math.floor(64 * mode.a + 0.5) if mode.name == "fixed_rate" else mode.b
+        per_value = block_bits / 4**d
+        own = 8 * plan.dtype.itemsize
+        if per_value > _MAX_EXPANSION * own:
+            key = f"rate {mode.a}" if mode.name == "fixed_rate" else f"minbits {mode.b}"
+            limit = _MAX_EXPANSION * own * 4**d / (64 if mode.name == "fixed_rate" else 1)
+            raise ValueError(
+                f"zfp mode {mode.name!r}: {key} gives each value of {_dtype_label(plan.dtype)} "
+                f"data in {d}-D chunks {per_value:g} bits, more than {_MAX_EXPANSION}x its own "
+                f"{own}: the stream would be mostly padding. Use at most {limit:g} for {d}-D "
+                "chunks (fixed_rate is applied to 64-value blocks, as zarrs does)"
+            )
+    _check_planes(plan, mode, d)
 
 
 def _check_planes(plan: _Plan, mode: _Mode, ndim: int) -> None:
@@ -687,7 +728,7 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
     plan = _check(_native(a.dtype), zmode)
     shape = a.shape
     _check_shape(shape)
-    _check_planes(plan, zmode, len(shape))
+    _check_settings(plan, zmode, len(shape))
     if a.size == 0:
         return b""
     work = _prepare(a, plan, zmode)
