@@ -200,12 +200,14 @@ class _V3Common:
 
     def _check_at_creation(self, array_spec: ArraySpec) -> None:
         """zarr < 3.2 evolves every codec of a chain with the array's own spec, and resolves the
-        chain only when it reads or writes chunks: an array whose fill value our codecs cannot
-        carry (or whose chunks zfp cannot take) would be created, then fail every read and
-        write. Resolve the chain here, along our codecs in the order zarr evolves them (one
-        after another, in one thread, all with the same spec object). A codec of another
-        package between two of ours is taken to keep the dtype and fill value, as zarr 3.1's
-        own array -> array codec (transpose) does."""
+        chain only when it reads or writes chunks: an array our codecs cannot take at all (an
+        offset not representable in its dtype, a complex dtype, 5-D chunks for zfp, integers
+        under fixed_accuracy) would be created, then fail every read and write. Resolve the
+        chain here, as zarr >= 3.2 does, along our codecs in the order zarr evolves them (one
+        after another, in one thread, all with the same spec object); the fill value is checked
+        when chunks are written (see ``resolve_metadata``). A codec of another package between
+        two of ours is taken to keep the dtype, as zarr 3.1's own array -> array codec
+        (transpose) does."""
         last = getattr(_creation, "last", None)
         if last is not None and last[0] is array_spec:
             shape, dtype, fill = last[1]
