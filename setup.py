@@ -1,7 +1,7 @@
 """Build script: everything is declared in setup.cfg except the optional compiled kernels.
 
-``numcodecs_ext.core._kernels`` (one C file, the limited C API only, no numpy headers) speeds up
-the scale_offset + cast_value loops. It is optional twice over: if it cannot be compiled (no C
+``numcodecs_ext.core._kernels`` (two C files, the limited C API only, no numpy headers) speeds up
+the scale_offset + cast_value loops and transpose's tiled copy. It is optional twice over: if it cannot be compiled (no C
 compiler), the install goes on without it, and without it the same results come from the numpy
 kernels, only slower. ``numcodecs-ext info`` says which are in use.
 """
@@ -31,7 +31,7 @@ setup(
     ext_modules=[
         Extension(
             "numcodecs_ext.core._kernels",
-            sources=["numcodecs_ext/core/_kernels.c"],
+            sources=["numcodecs_ext/core/_kernels.c", "numcodecs_ext/core/_permute.c"],
             optional=True,
         )
     ],

@@ -1,5 +1,6 @@
 /*
- * Optional compiled kernels for the hot loops of scale_offset and cast_value.
+ * Optional compiled kernels for the hot loops of scale_offset and cast_value (and, in
+ * _permute.c, transpose's tiled copy).
  *
  * numpy does the same work in several passes (round, clip, cast, NaN mask, masked write), each
  * over the whole block; these loops do it in one pass per element, with the GIL released, so
@@ -548,16 +549,21 @@ done:
     return result;
 }
 
+/* transpose's tiled copy, in _permute.c */
+extern PyObject *permute(PyObject *self, PyObject *args);
+extern const char permute_doc[];
+
 static PyMethodDef methods[] = {
     {"affine", affine, METH_VARARGS, affine_doc},
     {"f2i", f2i, METH_VARARGS, f2i_doc},
+    {"permute", permute, METH_VARARGS, permute_doc},
     {"take", take, METH_VARARGS, take_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernels",
-    "Optional compiled kernels for scale_offset + cast_value (see _kernels.c).", -1, methods,
+    "Optional compiled kernels for scale_offset, cast_value and transpose (see _kernels.c).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
