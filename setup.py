@@ -1,9 +1,9 @@
 """Build script: everything is declared in setup.cfg except the optional compiled kernels.
 
-``numcodecs_ext.core._kernels`` (two C files, the limited C API only, no numpy headers) speeds up
-the scale_offset + cast_value loops and transpose's tiled copy. It is optional twice over: if it cannot be compiled (no C
-compiler), the install goes on without it, and without it the same results come from the numpy
-kernels, only slower. ``numcodecs-ext info`` says which are in use.
+``numcodecs_ext.core._kernels`` (three C files, the limited C API only, no numpy headers) speeds up
+the scale_offset + cast_value loops, transpose's tiled copy and zfp's check of the values. It is
+optional twice over: if it cannot be compiled (no C compiler), the install goes on without it,
+and without it the same results come from the numpy kernels, only slower. ``numcodecs-ext info`` says which are in use.
 """
 
 from setuptools import Extension, setup
@@ -31,7 +31,8 @@ setup(
     ext_modules=[
         Extension(
             "numcodecs_ext.core._kernels",
-            sources=["numcodecs_ext/core/_kernels.c", "numcodecs_ext/core/_permute.c"],
+            sources=["numcodecs_ext/core/_kernels.c", "numcodecs_ext/core/_permute.c",
+                     "numcodecs_ext/core/_scan.c"],
             optional=True,
         )
     ],

@@ -5,7 +5,8 @@ Prints, with every anchor measured in the same run:
 1. **GIL-held time per 4 MiB chunk** for every codec operation, in both layouts zarr hands
    codecs (a contiguous chunk, and a view of the caller's array). This is what caps many-core
    speedup (Amdahl): while one thread holds the GIL no other thread runs Python. It is measured
-   with a competing pure-Python thread: the time the operation kept it from running.
+   with a competing pure-Python thread, which notes each time the operation stopped it: the
+   time held, and the number of hand-offs (each costs a wake-up, and convoys threads).
 2. **Per-call time on 64-element chunks** (the fixed cost of a call: setup, validation).
 3. **Throughput through zarr** with ``threading.max_workers`` 1, 2, 4, ... up to the core count,
    for zarr's default pipeline and, where zarr has it, its ``FusedCodecPipeline``: MiB/s, the
@@ -63,35 +64,56 @@ def _field(shape: tuple[int, ...]) -> np.ndarray:
 
 # --- 1. GIL-held time --------------------------------------------------------------------------
 
-def gil_held(fn: Callable[[], Any], repeat: int = 9) -> float:
-    """Median seconds per call during which ``fn`` kept a competing Python thread from running."""
-    counter = [0]
+def gil_held(fn: Callable[[], Any], repeat: int = 15, gap: float = 5e-6) -> tuple[float, float]:
+    """Median seconds per call during which ``fn`` held the GIL, and the median number of times it
+    took the GIL back from another thread (its GIL hand-offs).
+
+    A competing pure-Python thread notes every gap in its own progress longer than ``gap``: while
+    it is stopped, the only other Python thread (the one running ``fn``) holds the GIL. Each gap
+    counts the hand-off too (the waiting, the wake-up), which is what convoys threads on many
+    cores. The operating system also stops the thread now and then (interrupts, other
+    processes): that background, measured while the main thread sleeps, is subtracted in
+    proportion to ``fn``'s running time.
+    """
+    gaps: list[tuple[float, float]] = []
     stop = threading.Event()
 
     def spin() -> None:
-        n = 0
+        clock, note = time.perf_counter, gaps.append
+        last = clock()
         while not stop.is_set():
-            n += 1
-            counter[0] = n
+            now = clock()
+            if now - last > gap:
+                note((last, now))
+            last = now
 
     old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # the spinner hands the GIL back at once when fn wants it
+    sys.setswitchinterval(1e-5)  # the spinner hands the GIL over at once when fn wants it
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
+    def spans_during(call: Callable[[], Any]) -> tuple[float, float, int]:
+        time.sleep(0.002)
+        first, t0 = len(gaps), time.perf_counter()
+        call()
+        t1 = time.perf_counter()
+        time.sleep(0.002)  # the spinner notes the gap that ends when the call returns
+        spans = [(max(a, t0), min(b, t1)) for a, b in gaps[first:]]
+        spans = [(a, b) for a, b in spans if b > a]
+        return t1 - t0, sum(b - a for a, b in spans), len(spans)
+
     try:
         time.sleep(0.02)
-        c0, t0 = counter[0], time.perf_counter()  # the spinner's rate, alone
-        time.sleep(0.1)
-        rate = (counter[0] - c0) / (time.perf_counter() - t0)
+        quiet = [spans_during(lambda: time.sleep(0.05)) for _ in range(3)]
+        # the background per second (less the two hand-offs of sleep's own call and return)
+        bg_time = sum(q[1] for q in quiet) / sum(q[0] for q in quiet)
+        bg_count = max(0.0, sum(q[2] - 2 for q in quiet) / sum(q[0] for q in quiet))
         fn()
-        held = []
+        held, handoffs = [], []
         for _ in range(repeat):
-            c0, t0 = counter[0], time.perf_counter()
-            fn()
-            elapsed = time.perf_counter() - t0
-            free = (counter[0] - c0) / rate
-            held.append(max(0.0, elapsed - free))
-        return statistics.median(held)
+            elapsed, time_held, count = spans_during(fn)
+            held.append(max(0.0, time_held - bg_time * elapsed))
+            handoffs.append(max(0.0, count - bg_count * elapsed))
+        return statistics.median(held), statistics.median(handoffs)
     finally:
         stop.set()
         thread.join()
@@ -132,13 +154,14 @@ def proxies() -> None:
          (lambda x, e=ZFPY(mode=4, tolerance=1e-3).encode(a) if ZFPY else None:
           ZFPY(mode=4, tolerance=1e-3).decode(e)) if ZFPY else None),
     ]
-    print("GIL held per 4 MiB chunk, ms (lower is better; the anchor in brackets)")
-    print(f"  {'operation':42} {'layout':11} {'ours':>8} {'anchor':>9} {'ratio':>7}")
+    print("GIL held per 4 MiB chunk: ms / hand-offs (lower is better)")
+    print(f"  {'operation':42} {'layout':11} {'ours':>12} {'anchor':>12} {'ratio':>7}")
     for name, ours, anchor in ops:
         for layout, x in _views(a).items():
-            o = gil_held(lambda: ours[""](x)) * 1e3
-            an = gil_held(lambda: anchor(x)) * 1e3 if anchor else float("nan")
-            print(f"  {name:42} {layout:11} {o:8.3f} {an:9.3f} {o / an if an else float('nan'):7.2f}")
+            o, oh = gil_held(lambda: ours[""](x))
+            an, ah = gil_held(lambda: anchor(x)) if anchor else (float("nan"), float("nan"))
+            print(f"  {name:42} {layout:11} {o * 1e3:7.3f}/{oh:<4.0f} {an * 1e3:7.3f}/{ah:<4.0f} "
+                  f"{o / an if an else float('nan'):7.2f}")
 
 
 # --- 2. per-call time on tiny chunks ---------------------------------------------------------

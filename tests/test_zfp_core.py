@@ -339,6 +339,55 @@ def test_reversible_keeps_non_finite_bit_for_bit(dtype: str, bits: list[int]) ->
     assert b.view(u).tolist() == a.view(u).tolist()
 
 
+def _specials(dtype: str) -> list[float]:
+    """The values at every edge of the lossy checks: non-finite, the magnitude limit, the
+    tiny-block threshold, subnormals, signed zeros, the extremes."""
+    exp, tiny = (1022, 2.0**-962) if dtype == "float64" else (126, 2.0**-98)
+    info = np.finfo(dtype)
+    edges = [2.0**exp, np.nextafter(np.array(2.0**exp, dtype), 0), tiny,
+             np.nextafter(np.array(tiny, dtype), 0), np.nextafter(np.array(tiny, dtype), 1),
+             float(info.smallest_subnormal), float(info.tiny), float(info.max), 1.0, 0.0]
+    values = [float(v) for v in edges] + [-float(v) for v in edges]
+    return values + [math.nan, math.inf, -math.inf]
+
+
+@given(st.sampled_from(["float32", "float64"]), st.data())
+def test_value_checks_same_with_and_without_compiled_kernels(dtype: str, data) -> None:
+    """The compiled one-pass scan and the numpy checks refuse exactly the same arrays, with the
+    same message, and compress the others to the same bytes: in every layout."""
+    from numcodecs_ext.core import _native
+
+    values = data.draw(st.lists(st.sampled_from(_specials(dtype)) | st.floats(-1e3, 1e3, width=32),
+                                min_size=1, max_size=40))
+    a = np.array(values, dtype)
+    layout = data.draw(st.sampled_from(["C", "swapped", "strided"]))
+    if layout == "swapped":
+        a = a.astype(a.dtype.newbyteorder())
+    elif layout == "strided":
+        a = np.repeat(a, 2)[::2]
+    outcomes = []
+    saved = _native.ENABLED
+    try:
+        for enabled in (True, False):
+            _native.ENABLED = enabled
+            try:
+                outcomes.append(compress(a, "fixed_accuracy", tolerance=1e-3))
+            except ValueError as exc:
+                outcomes.append(str(exc))
+    finally:
+        _native.ENABLED = saved
+    assert outcomes[0] == outcomes[1]
+    if _native._compiled is not None:  # the scan itself, against numpy
+        w = np.ascontiguousarray(a, dtype=dtype)
+        finite = w[np.isfinite(w)]
+        tiny = 2.0**-962 if dtype == "float64" else 2.0**-98
+        lo, hi, nonfinite, has_tiny = _native._compiled.scan(w, w.itemsize, tiny)
+        assert nonfinite == (finite.size < w.size)
+        assert (lo, hi) == ((float(finite.min()), float(finite.max())) if finite.size
+                            else (math.inf, -math.inf))
+        assert has_tiny == bool(((np.abs(w) > 0) & (np.abs(w) < tiny)).any())
+
+
 def test_reversible_equivalent_expert_accepts_non_finite() -> None:
     a = np.array([1.0, np.nan, np.inf, 2.0])
     p = dict(minbits=1, maxbits=16658, maxprec=64, minexp=-1075)

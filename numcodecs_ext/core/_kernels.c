@@ -1,6 +1,6 @@
 /*
  * Optional compiled kernels for the hot loops of scale_offset and cast_value (and, in
- * _permute.c, transpose's tiled copy).
+ * _permute.c, transpose's tiled copy; in _scan.c, zfp's one pass over the values).
  *
  * numpy does the same work in several passes (round, clip, cast, NaN mask, masked write), each
  * over the whole block; these loops do it in one pass per element, with the GIL released, so
@@ -549,21 +549,24 @@ done:
     return result;
 }
 
-/* transpose's tiled copy, in _permute.c */
+/* transpose's tiled copy, in _permute.c; zfp's look at the values, in _scan.c */
 extern PyObject *permute(PyObject *self, PyObject *args);
 extern const char permute_doc[];
+extern PyObject *scan(PyObject *self, PyObject *args);
+extern const char scan_doc[];
 
 static PyMethodDef methods[] = {
     {"affine", affine, METH_VARARGS, affine_doc},
     {"f2i", f2i, METH_VARARGS, f2i_doc},
     {"permute", permute, METH_VARARGS, permute_doc},
+    {"scan", scan, METH_VARARGS, scan_doc},
     {"take", take, METH_VARARGS, take_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernels",
-    "Optional compiled kernels for scale_offset, cast_value and transpose (see _kernels.c).", -1, methods,
+    "Optional compiled kernels for scale_offset, cast_value, transpose and zfp (see _kernels.c).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

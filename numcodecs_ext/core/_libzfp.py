@@ -12,10 +12,13 @@ Where the library comes from, in order:
    installed distribution's file list *without importing zfpy*;
 3. a system or conda libzfp found by :func:`ctypes.util.find_library`.
 
-Every function used is declared with its ``argtypes`` and ``restype``. ctypes releases the GIL for
-the duration of each call into a :class:`ctypes.CDLL`, so zfp compresses chunks from several
-threads in parallel; libzfp has no global state, and every call here owns its own ``zfp_stream``,
-``bitstream`` and ``zfp_field``.
+Every function used is declared with its ``argtypes`` and ``restype``. ``zfp_compress`` and
+``zfp_decompress`` are called through a :class:`ctypes.CDLL`, which releases the GIL for the
+call, so zfp compresses chunks from several threads in parallel; libzfp has no global state, and
+every call here owns its own ``zfp_stream``, ``bitstream`` and ``zfp_field``. The ten or so
+set-up calls around them take microseconds and go through a :class:`ctypes.PyDLL`, which keeps
+the GIL: giving it up and taking it back around each would cost more than the call, and on a
+busy many-core machine each retake waits behind the other threads.
 
 The library must use 64-bit stream words and codec version 5 (zfp 0.5.5 to 1.0.x): the word size
 decides where a compressed stream ends, and zarrs' chunks end on a 64-bit word boundary.
@@ -93,6 +96,8 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "zfp_compress": (_size, [_vp, _vp]),
     "zfp_decompress": (_size, [_vp, _vp]),
 }
+#: the calls that do the work, made with the GIL released; the others keep it
+_RELEASE_GIL = frozenset({"zfp_compress", "zfp_decompress"})
 
 
 class LibZfp:
@@ -113,11 +118,12 @@ class LibZfp:
     def __init__(self, path: str) -> None:
         self.path = path
         self.cdll = ctypes.CDLL(path)
+        pydll = ctypes.PyDLL(path)  # the same loaded library, called with the GIL held
         missing = [name for name in _SIGNATURES if not hasattr(self.cdll, name)]
         if missing:
             raise OSError(f"{path} is not a usable libzfp: missing functions {', '.join(missing)}")
         for name, (restype, argtypes) in _SIGNATURES.items():
-            fn = getattr(self.cdll, name)
+            fn = getattr(self.cdll if name in _RELEASE_GIL else pydll, name)
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(self, name, fn)

@@ -18,6 +18,7 @@ kernels, which raise the error.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -199,9 +200,15 @@ def _overflow_free(info: NumericInfo, off: float, sc: float) -> tuple[bool, bool
     ``max`` after round-to-nearest; a product by ``|scale| <= 1`` or a quotient by
     ``|scale| >= 1`` cannot grow beyond ``|a| <= max``.
     """
-    half_ulp_max = float(np.ldexp(1.0, int(np.frexp(info.max)[1]) - 1 - info.precision))
-    add_safe = abs(off) < half_ulp_max
+    add_safe = abs(off) < _half_ulp_of_max(info.dtype)
     return add_safe, abs(sc) <= 1.0, abs(sc) >= 1.0
+
+
+@functools.lru_cache(maxsize=64)
+def _half_ulp_of_max(dtype: np.dtype) -> float:
+    """Half a unit in the last place of the float type's largest finite value."""
+    info = numeric_info(dtype)
+    return float(np.ldexp(1.0, int(np.frexp(info.max)[1]) - 1 - info.precision))
 
 
 def _overflow_error(direction: str, r: np.ndarray, x: np.ndarray, info: NumericInfo,

@@ -61,6 +61,7 @@ from ._libzfp import (
     ZFP_TYPE_INT32,
     ZFP_TYPE_INT64,
 )
+from ._native import kernels
 
 try:
     import ml_dtypes as _ml_dtypes
@@ -231,6 +232,15 @@ class _Mode(NamedTuple):
 
     @classmethod
     def from_params(cls, mode: str, params: Mapping[str, Any]) -> _Mode:
+        """The validated mode; memoised, since codecs call this with the same values per chunk."""
+        try:  # the types are part of the key: rate=True must still be refused after rate=1
+            key = (mode, tuple(sorted((k, type(v), v) for k, v in params.items())))
+            return _mode_of(key)
+        except TypeError:  # an unhashable value: validate, which words the error
+            return cls._validated(mode, params)
+
+    @classmethod
+    def _validated(cls, mode: str, params: Mapping[str, Any]) -> _Mode:
         cfg = check_config({"mode": mode, **params})
         if mode == "fixed_rate":
             return cls(mode, float(cfg["rate"]))
@@ -254,6 +264,12 @@ class _Mode(NamedTuple):
             and int(self.a) == ZFP_MAX_PREC
             and self.c >= ZFP_MAX_BITS
         )
+
+
+@lru_cache(maxsize=256)
+def _mode_of(key: tuple[Any, ...]) -> _Mode:
+    mode, items = key
+    return _Mode._validated(mode, {k: v for k, _, v in items})
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,6 +365,7 @@ def _check(dtype: np.dtype, mode: _Mode) -> _Plan:
     return plan
 
 
+@lru_cache(maxsize=256)
 def _dtype_label(dt: np.dtype) -> str:
     return "bfloat16" if _BFLOAT16 is not None and dt == _BFLOAT16 else str(dt)
 
@@ -529,13 +546,17 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
     Lossy modes: NaN/Infinity (zfp turns them into garbage), integers of magnitude 2**30
     (int32, uint32) or 2**62 (int64, uint64, datetime64) and more (the transform overflows and
     they come back wrapped), floats of magnitude 2**126 (float32, float16, bfloat16) or 2**1022
-    (float64) and more (their block can decode to +-Infinity). Every mode: uint32/uint64 values
-    beyond the signed range, which zarrs clamps. One min and one max reduction.
+    (float64) and more (their block can decode to +-Infinity), and blocks of only tiny floats
+    (see :func:`_check_tiny_blocks`). Every mode: uint32/uint64 values beyond the signed range,
+    which zarrs clamps. One min and one max reduction (for floats one compiled pass).
     """
-    if work.size == 0:
+    if work.size == 0 or (mode.lossless and plan.kind != "uint"):
+        return
+    label = _dtype_label(plan.dtype)
+    if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
+        _check_float_values(work, plan, mode, label)
         return
     lo, hi = work.min(), work.max()
-    label = _dtype_label(plan.dtype)
     if plan.kind == "uint" and int(hi) > (1 << (plan.bits - 1)) - 1:
         limit = (1 << (plan.bits - 1)) - 1
         bad = int(np.count_nonzero(work > limit))
@@ -548,27 +569,6 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
     if mode.lossless:
         return
     exp = _LOSSY_LIMIT_EXP[plan.ztype]
-    limit = 2.0**exp
-    if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            bad = int(np.count_nonzero(~np.isfinite(work)))
-            raise ValueError(
-                f"zfp mode {mode.name!r} cannot encode non-finite values: the {label} array "
-                f"holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
-                "garbage. Use mode 'reversible' (keeps them bit for bit), or map them to finite "
-                "values before this codec (e.g. a cast_value scalar_map)"
-            )
-        if max(-float(lo), float(hi)) < limit:
-            _check_tiny_blocks(work, plan, mode, label)
-            return
-        bad = int(np.count_nonzero(np.abs(work) >= limit))
-        raise ValueError(
-            f"zfp mode {mode.name!r} cannot encode {label} values of magnitude 2**{exp} "
-            f"({limit:.4g}) or more: their zfp blocks can decode to +-Infinity. {bad} value(s) "
-            f"here are that large (largest magnitude {max(-float(lo), float(hi))!r}). Use mode "
-            "'reversible' (lossless at any magnitude), or scale the data down first (e.g. with "
-            "scale_offset)"
-        )
     lo_i, hi_i = int(lo), int(hi)
     if -(1 << exp) < lo_i and hi_i < (1 << exp):
         return
@@ -582,6 +582,39 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: _Mode) -> None:
         f"without an error. {bad} value(s) here are outside (min {lo_i}, max {hi_i}){nat}. Use "
         f"mode 'reversible' (lossless over the whole range){wider}"
     )
+
+
+def _check_float_values(work: np.ndarray, plan: _Plan, mode: _Mode, label: str) -> None:
+    """The lossy float checks of :func:`_check_values`: finite, below the magnitude limit, and
+    no block of only tiny values. One pass with the compiled kernels (GIL released)."""
+    exp = _LOSSY_LIMIT_EXP[plan.ztype]
+    limit, tiny = 2.0**exp, _TINY_BLOCK[plan.ztype]
+    compiled = kernels()
+    if compiled is not None and work.dtype.isnative and work.flags.c_contiguous and work.flags.aligned:
+        lo, hi, nonfinite, has_tiny = compiled.scan(work, work.itemsize, tiny)
+    else:
+        lo, hi = float(work.min()), float(work.max())
+        nonfinite = not (math.isfinite(lo) and math.isfinite(hi))
+        has_tiny = None  # not looked at yet
+    if nonfinite:
+        bad = int(np.count_nonzero(~np.isfinite(work)))
+        raise ValueError(
+            f"zfp mode {mode.name!r} cannot encode non-finite values: the {label} array "
+            f"holds {bad} NaN/Infinity value(s), which zfp's lossy modes silently turn into "
+            "garbage. Use mode 'reversible' (keeps them bit for bit), or map them to finite "
+            "values before this codec (e.g. a cast_value scalar_map)"
+        )
+    if max(-lo, hi) >= limit:
+        bad = int(np.count_nonzero(np.abs(work) >= limit))
+        raise ValueError(
+            f"zfp mode {mode.name!r} cannot encode {label} values of magnitude 2**{exp} "
+            f"({limit:.4g}) or more: their zfp blocks can decode to +-Infinity. {bad} value(s) "
+            f"here are that large (largest magnitude {max(-lo, hi)!r}). Use mode "
+            "'reversible' (lossless at any magnitude), or scale the data down first (e.g. with "
+            "scale_offset)"
+        )
+    if has_tiny is not False:
+        _check_tiny_blocks(work, plan, mode, label)
 
 
 #: smallest largest-magnitude a lossy float block may have (other than 0): below, libzfp's block
