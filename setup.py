@@ -32,7 +32,7 @@ setup(
         Extension(
             "numcodecs_ext.core._kernels",
             sources=["numcodecs_ext/core/_kernels.c", "numcodecs_ext/core/_permute.c",
-                     "numcodecs_ext/core/_scan.c"],
+                     "numcodecs_ext/core/_scan.c", "numcodecs_ext/core/_bitround.c"],
             optional=True,
         )
     ],

@@ -554,9 +554,13 @@ extern PyObject *permute(PyObject *self, PyObject *args);
 extern const char permute_doc[];
 extern PyObject *scan(PyObject *self, PyObject *args);
 extern const char scan_doc[];
+/* bitround's rounding, in _bitround.c */
+extern PyObject *bitround(PyObject *self, PyObject *args);
+extern const char bitround_doc[];
 
 static PyMethodDef methods[] = {
     {"affine", affine, METH_VARARGS, affine_doc},
+    {"bitround", bitround, METH_VARARGS, bitround_doc},
     {"f2i", f2i, METH_VARARGS, f2i_doc},
     {"permute", permute, METH_VARARGS, permute_doc},
     {"scan", scan, METH_VARARGS, scan_doc},
@@ -566,7 +570,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernels",
-    "Optional compiled kernels for scale_offset, cast_value, transpose and zfp (see _kernels.c).", -1, methods,
+    "Optional compiled kernels for scale_offset, cast_value, transpose, zfp and bitround (see _kernels.c).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

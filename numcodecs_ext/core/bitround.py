@@ -1,0 +1,186 @@
+"""Bit rounding (zarr v3 ``bitround``): keep ``keepbits`` significant bits, round to nearest even.
+
+Floats keep ``keepbits`` bits of the mantissa (sign and exponent stay); integers keep
+``keepbits`` bits counted from the most significant set bit of their bit pattern, as zarrs (the
+reference implementation) does: the pattern is read as unsigned (a negative integer's top bit is
+set, so it keeps its top ``keepbits`` bits), and rounding that would carry past the top of the
+type stops at the largest value instead (saturating, never wrapping).
+
+Where we differ from numcodecs' ``BitRound`` and from zarrs (identical bytes everywhere else):
+
+* A non-negative signed integer never rounds into the sign bit: it saturates at the type's
+  maximum before the low bits are cleared, as zarrs does at the top of unsigned types (zarrs
+  turns int8 127 with keepbits 1 into -128; we give 64).
+* NaNs are returned unchanged. The others round their payload bits, which turns some NaNs into
+  infinities (``0x7f800001``) or into -0.0 (``0x7fffffff``).
+* A finite value never becomes infinite: where rounding up would reach infinity, the value is
+  truncated to the largest finite value with ``keepbits`` bits instead.
+
+``keepbits`` at or beyond the precision of the type (the mantissa bits, or the integer width)
+changes nothing, as in zarrs; the spec sets no upper bound.
+
+Examples
+--------
+>>> import numpy as np
+>>> bitround(np.array([0.1, 1.2, 12.3, 123.4, 1234.5], dtype="float32"), 3).tolist()
+[0.1015625, 1.25, 12.0, 120.0, 1280.0]
+>>> bitround(np.array([11, 100, 123, 208, 209, 255], dtype="uint8"), 3)
+array([ 12,  96, 128, 192, 224, 224], dtype=uint8)
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import dtype_name
+from . import _native
+
+__all__ = ["BitroundPlan", "bitround", "plan"]
+
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+@dataclass(frozen=True)
+class BitroundPlan:
+    """How to round one data type: the unsigned view of each component and, for floats, the
+    number of explicit mantissa bits (``None`` for integers)."""
+
+    dtype: np.dtype
+    unsigned: np.dtype
+    mantissa: int | None
+
+    @property
+    def precision(self) -> int:
+        """keepbits at or above this change nothing."""
+        return self.mantissa if self.mantissa is not None else self.unsigned.itemsize * 8
+
+
+def _float_mantissa(dtype: np.dtype) -> int | None:
+    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8):
+        return int(np.finfo(dtype).nmant)
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is optional
+        return None
+    if dtype == np.dtype(ml_dtypes.bfloat16):
+        return 7
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def plan(dtype: np.dtype) -> BitroundPlan:
+    """The rounding plan for ``dtype`` (native byte order), or TypeError naming what is supported.
+
+    >>> plan(np.dtype("complex64"))
+    BitroundPlan(dtype=dtype('complex64'), unsigned=dtype('uint32'), mantissa=23)
+    """
+    dt = np.dtype(dtype).newbyteorder("=")
+    if dt.kind == "c" and dt.itemsize in (8, 16):
+        component = np.dtype(f"f{dt.itemsize // 2}")
+        return BitroundPlan(dt, _UINT[component.itemsize], _float_mantissa(component))
+    mantissa = _float_mantissa(dt)
+    if mantissa is not None:
+        return BitroundPlan(dt, _UINT[dt.itemsize], mantissa)
+    if dt.kind in "iumM" and dt.itemsize in _UINT and not _is_sub_byte(dt):
+        return BitroundPlan(dt, _UINT[dt.itemsize], None)
+    raise TypeError(
+        f"codec 'bitround': data type {_name(dt)} is not supported; bitround takes float16, "
+        "bfloat16, float32, float64, complex64, complex128, int8..int64, uint8..uint64, "
+        "datetime64 and timedelta64"
+    )
+
+
+def _is_sub_byte(dt: np.dtype) -> bool:
+    return dt.kind not in "iumM" or dt.type.__module__.startswith("ml_dtypes")
+
+
+def _name(dt: np.dtype) -> str:
+    try:
+        return dtype_name(dt)
+    except (ValueError, TypeError):
+        return str(dt)
+
+
+def _round_float(u: np.ndarray, keepbits: int, mantissa: int) -> np.ndarray:
+    width = u.dtype.itemsize * 8
+    t = u.dtype.type
+    drop = mantissa - keepbits
+    mask = t(((1 << width) - 1) ^ ((1 << drop) - 1))
+    exponent = t(((1 << (width - 1)) - 1) ^ ((1 << mantissa) - 1))
+    special = (u & exponent) == exponent  # inf and NaN: returned as they are
+    r = (u >> t(drop)) & t(1)
+    r += t((1 << (drop - 1)) - 1)
+    r += u  # no wrap: only NaN patterns are close enough to the top to carry out of the type
+    r &= mask
+    overflow = (r & exponent) == exponent  # a finite value rounded to infinity: truncate it
+    overflow &= ~special
+    np.copyto(r, u & mask, where=overflow)
+    np.copyto(r, u, where=special)
+    return r
+
+
+def _round_int(u: np.ndarray, keepbits: int, signed: bool) -> np.ndarray:
+    width = u.dtype.itemsize * 8
+    t = u.dtype.type
+    below = u.copy()  # every bit below the most significant set bit, set
+    shift = 1
+    while shift < width:
+        below |= below >> t(shift)
+        shift *= 2
+    below >>= t(keepbits)  # the bits to round away
+    kept_lsb = (below << t(1)) & ~below  # the lowest kept bit (0 when nothing is dropped)
+    r = below >> t(1)
+    r += (u & kept_lsb) != 0
+    r += u
+    np.copyto(r, t((1 << width) - 1), where=r < u)  # saturate, as zarrs does
+    if signed:  # a positive value never rounds into the sign bit (zarrs lets it)
+        top = t((1 << (width - 1)) - 1)
+        np.copyto(r, top, where=(u <= top) & (r > top))
+    r &= ~below
+    return r
+
+
+def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``arr`` with every value rounded to ``keepbits`` significant bits (see the module).
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        Any supported dtype (either byte order), shape and memory layout.
+    keepbits : int
+        At least 1.
+    out : numpy.ndarray, optional
+        Where to write the result (same shape, native dtype); may be ``arr`` itself.
+
+    Returns
+    -------
+    numpy.ndarray
+        Native byte order, same shape and memory layout as ``arr``.
+    """
+    if keepbits < 1:
+        raise ValueError(f"codec 'bitround': keepbits={keepbits!r} must be at least 1")
+    p = plan(arr.dtype)
+    if out is None:
+        out = np.empty_like(arr, dtype=p.dtype)
+    if out is not arr:
+        np.copyto(out, arr, casting="equiv")
+    if keepbits >= p.precision or out.size == 0:
+        return out
+    flat = out.reshape(-1) if out.flags.c_contiguous else out.ravel(order="K")
+    if not np.shares_memory(flat, out):  # a non-contiguous out: round a copy, then write it
+        rounded = bitround(np.ascontiguousarray(out), keepbits)
+        np.copyto(out, rounded)
+        return out
+    u = flat.view(p.unsigned)
+    signed = p.dtype.kind in "imM"
+    k = _native.kernels()
+    if k is not None and u.flags.aligned and u.flags.writeable:
+        k.bitround(u, u.itemsize, keepbits, p.mantissa or 0, int(signed))
+    elif p.mantissa is not None:
+        u[...] = _round_float(u, keepbits, p.mantissa)
+    else:
+        u[...] = _round_int(u, keepbits, signed)
+    return out
