@@ -1,6 +1,7 @@
 """numcodecs_ext: array codecs for zarr and numcodecs.
 
-``transpose``, ``scale_offset``, ``cast_value`` and ``zfp`` as numcodecs codecs (zarr v2 filters,
+``transpose``, ``scale_offset``, ``cast_value``, ``zfp``, ``bitround``, ``packbits`` and
+``reshape`` as numcodecs codecs (zarr v2 filters,
 standalone encode/decode) and zarr v3 codecs (spec names and ``numcodecs.<id>`` adapter names).
 Importing the package registers every codec with numcodecs and zarr; the entry points in the
 ``numcodecs.codecs`` and ``zarr.codecs`` groups make that unnecessary in practice.
@@ -17,7 +18,10 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._registry import register_all
+from .codecs.bitround import BitRound
 from .codecs.cast_value import CastValue
+from .codecs.packbits import PackBits
+from .codecs.reshape import Reshape
 from .codecs.scale_offset import ScaleOffset
 from .codecs.transpose import Transpose
 from .codecs.zfp import Zfp
@@ -27,6 +31,9 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-__all__ = ["CastValue", "ScaleOffset", "Transpose", "Zfp", "__version__"]
+__all__ = [
+    "BitRound", "CastValue", "PackBits", "Reshape", "ScaleOffset", "Transpose", "Zfp",
+    "__version__",
+]
 
 register_all()

@@ -19,6 +19,10 @@ NUMCODECS: dict[str, str] = {
     "cast_value": "numcodecs_ext.codecs.cast_value:CastValue",
     "zfp": "numcodecs_ext.codecs.zfp:Zfp",
     "zarrs.zfp": "numcodecs_ext.codecs.zfp:Zfp",
+    "reshape": "numcodecs_ext.codecs.reshape:Reshape",
+    # numcodecs owns "bitround" and "packbits" (floats only / bool only, another bit order)
+    "numcodecs_ext.bitround": "numcodecs_ext.codecs.bitround:BitRound",
+    "numcodecs_ext.packbits": "numcodecs_ext.codecs.packbits:PackBits",
 }
 
 #: zarr v3 codec name -> "module:Class" of our implementation.
@@ -32,6 +36,11 @@ ZARR: dict[str, str] = {
     "zfp": "numcodecs_ext.zarr3.zfp:Zfp",
     "zarrs.zfp": "numcodecs_ext.zarr3.zfp:Zfp",
     "numcodecs.zfp": "numcodecs_ext.zarr3.zfp:NumcodecsZfp",
+    "reshape": "numcodecs_ext.zarr3.reshape:Reshape",
+    "numcodecs.reshape": "numcodecs_ext.zarr3.reshape:NumcodecsReshape",
+    "bitround": "numcodecs_ext.zarr3.bitround:BitRound",
+    "numcodecs.bitround": "numcodecs_ext.zarr3.bitround:BitRound",
+    "packbits": "numcodecs_ext.zarr3.packbits:PackBits",
 }
 
 #: Names that zarr (>= 3.2) or other packages (cast-value) also implement and that zarr's default
@@ -45,6 +54,9 @@ ZARR: dict[str, str] = {
 ZARR_DEFAULTS: dict[str, str] = {
     "scale_offset": ZARR["scale_offset"],
     "cast_value": ZARR["cast_value"],
+    # zarr pins its numcodecs adapter here, which takes floats only and reads the integer arrays
+    # zarrs wrote under this name as zeros; ours reads and writes every type the spec lists
+    "numcodecs.bitround": ZARR["numcodecs.bitround"],
 }
 
 

@@ -174,7 +174,7 @@ def info() -> int:
         print("ml_dtypes: not installed (bfloat16/float8/int4 unavailable)")
     from .core import _libzfp, _native
 
-    print(f"kernels (scale_offset, cast_value, transpose, zfp checks): {_native.status()}")
+    print(f"kernels (scale_offset, cast_value, transpose, zfp checks, bitround): {_native.status()}")
     try:
         print(f"libzfp: {_libzfp.load()!r}")
     except ImportError as exc:

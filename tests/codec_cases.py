@@ -84,3 +84,25 @@ CODEC_CASES += [
     CodecCase("scale_offset-u2", ScaleOffset(offset=1000, scale=2, dtype="uint16"),
               rng.integers(1000, 30000, (6, 11)).astype("uint16"), fill_value=1000),
 ]
+
+# --- bitround, reshape, packbits ----------------------------------------------------------------
+from numcodecs_ext.codecs.bitround import BitRound  # noqa: E402
+from numcodecs_ext.codecs.packbits import PackBits  # noqa: E402
+from numcodecs_ext.codecs.reshape import Reshape  # noqa: E402
+from numcodecs_ext.core.bitround import bitround as _bitround  # noqa: E402
+
+CODEC_CASES += [
+    # lossy: values within half a unit in the 10th mantissa bit (|x| < 4: 2**-9)
+    CodecCase("bitround-f4", BitRound(keepbits=10), _field((20, 30), "float32"), tolerance=2.0**-9,
+              fill_value=float("nan")),
+    # already rounded integers come back exactly (rounding twice changes nothing)
+    CodecCase("bitround-i8", BitRound(keepbits=4),
+              _bitround(rng.integers(-(2**40), 2**40, (9, 7)).astype("int64"), 4), fill_value=-(2**60)),
+    CodecCase("reshape-3d-f8", Reshape(shape=[[0, 1], -1]), _field((6, 10, 4))),
+    CodecCase("packbits-u1-4bit", PackBits(last_bit=3, padding_encoding="first_byte", dtype="uint8"),
+              rng.integers(0, 16, (10, 13)).astype("uint8"), kind="bytes", fill_value=3),
+    CodecCase("packbits-bool", PackBits(dtype="bool", shape=[12, 9]), rng.integers(0, 2, (12, 9)).astype(bool),
+              kind="bytes", fill_value=False),
+    CodecCase("packbits-i2-12bit", PackBits(last_bit=11, padding_encoding="last_byte", dtype="int16"),
+              rng.integers(-2048, 2048, (5, 6, 7)).astype("int16"), kind="bytes", fill_value=-5),
+]

@@ -119,6 +119,42 @@ CODEC_FIXTURES["scale_offset"] = {
     "default-noop": ({"id": "scale_offset", "dtype": "int16"}, np.array([-3, 0, 7], dtype="int16")),
 }
 
+_SPECIAL_F4 = np.array([0, -0.0, np.nan, np.inf, -np.inf, 3.4028235e38, 1e-42, 1.2, -1234.5], "float32")
+CODEC_FIXTURES["numcodecs_ext.bitround"] = {
+    "f4-keep7-specials": ({"id": "numcodecs_ext.bitround", "keepbits": 7},
+                          np.concatenate([_SPECIAL_F4, _field((31,), "float32")])),
+    "f8-keep20-2d": ({"id": "numcodecs_ext.bitround", "keepbits": 20}, _field((6, 7))),
+    "i2-keep3-signed": ({"id": "numcodecs_ext.bitround", "keepbits": 3},
+                        np.array([0, 1, 11, 127, 255, 32767, -1, -2, -100, -32768], "int16")),
+    "u8-keep5": ({"id": "numcodecs_ext.bitround", "keepbits": 5},
+                 np.array([0, 1, 2**64 - 1, 2**63, 12345678901234567], "uint64")),
+    "c8-keep4-dtype": ({"id": "numcodecs_ext.bitround", "keepbits": 4, "dtype": "complex64"},
+                       (_field((3, 4)) + 1j * _field((3, 4))).astype("complex64")),
+}
+CODEC_FIXTURES["reshape"] = {
+    "3d-f8-groups": ({"id": "reshape", "shape": [[0, 1], -1]}, _field((3, 4, 5))),
+    "2d-i2-sizes": ({"id": "reshape", "shape": [2, -1, 3]}, rng.integers(-99, 99, (4, 9)).astype("int16")),
+    "1d-u1-input-shape": ({"id": "reshape", "shape": [[0], 1], "input_shape": [11], "dtype": "uint8"},
+                          np.arange(11, dtype="uint8")),
+}
+CODEC_FIXTURES["numcodecs_ext.packbits"] = {
+    "u1-4bit-first-byte": ({"id": "numcodecs_ext.packbits", "last_bit": 3, "padding_encoding": "first_byte",
+                            "dtype": "uint8"}, rng.integers(0, 16, 13).astype("uint8")),
+    "bool-none-shape": ({"id": "numcodecs_ext.packbits", "dtype": "bool", "shape": [3, 7]},
+                        rng.integers(0, 2, (3, 7)).astype(bool)),
+    "bool-numcodecs-layout": ({"id": "numcodecs_ext.packbits", "dtype": "bool", "bit_order": "big",
+                               "padding_encoding": "first_byte"}, rng.integers(0, 2, 19).astype(bool)),
+    "i2-12bit-last-byte": ({"id": "numcodecs_ext.packbits", "last_bit": 11, "padding_encoding": "last_byte",
+                            "dtype": "int16"}, rng.integers(-2048, 2048, (2, 5)).astype("int16")),
+    "i1-bits1to3": ({"id": "numcodecs_ext.packbits", "first_bit": 1, "last_bit": 3,
+                     "padding_encoding": "first_byte", "dtype": "int8"},
+                    np.array([-6, 5, 0, 7, -8, 6, -2], "int8")),
+    "f4-top16": ({"id": "numcodecs_ext.packbits", "first_bit": 16, "padding_encoding": "first_byte",
+                  "dtype": "float32"}, _field((5,), "float32")),
+    "c16-full": ({"id": "numcodecs_ext.packbits", "dtype": "complex128", "padding_encoding": "last_byte"},
+                 np.array([1 + 2j, -0.0 - 1j, complex(np.nan, np.inf)])),
+}
+
 
 def _nan_uint8_pipeline(path: Path, adapter: bool) -> np.ndarray:
     """The cast_value spec's example: float64 with NaN stored as uint8 through scale_offset."""
@@ -254,8 +290,51 @@ def _narrow_casts_v3(path: Path) -> np.ndarray:
     return np.asarray(z[...])
 
 
+def _bits_v3(path: Path) -> np.ndarray:
+    """uint16 counts rounded to 4 significant bits and stored in 12 bits, inside shards."""
+    import zarr
+
+    from numcodecs_ext.zarr3 import BitRound, PackBits
+
+    data = rng.integers(0, 3840, (12, 16)).astype("uint16")  # rounded, still within 12 bits
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(3, 8), shards=(6, 16), dtype="uint16",
+                          fill_value=3840, filters=[BitRound(keepbits=4)],
+                          serializer=PackBits(last_bit=11, padding_encoding="last_byte"), compressors=None)
+    z[:6] = data[:6]  # the second shard stays the fill value
+    return np.asarray(z[...])
+
+
+def _reshape_zfp_5d_v3(path: Path) -> np.ndarray:
+    """A 5-D float32 array compressed by zfp through reshape (zfp takes at most 4 dimensions)."""
+    import zarr
+
+    from numcodecs_ext.zarr3 import Reshape, Zfp
+
+    data = _field((2, 3, 4, 5, 6), "float32")
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(1, 3, 4, 5, 6), dtype="float32", fill_value=0,
+                          filters=[Reshape(shape=[[0, 1], [2], [3], [4]])],
+                          serializer=Zfp(mode="reversible"), compressors=None)
+    z[...] = data
+    return data
+
+
+def _bool_mask_v3(path: Path) -> np.ndarray:
+    import zarr
+
+    from numcodecs_ext.zarr3 import PackBits
+
+    data = rng.integers(0, 2, (10, 13)).astype(bool)
+    z = zarr.create_array(str(path), shape=data.shape, chunks=(5, 13), dtype="bool", fill_value=False,
+                          serializer=PackBits(), compressors=None)
+    z[...] = data
+    return data
+
+
 #: store name -> function that writes the store at a path and returns the array it holds.
 ZARR_FIXTURES: dict[str, Callable[[Path], np.ndarray]] = {
+    "bitround_packbits_v3.zarr": _bits_v3,
+    "reshape_zfp_5d_v3.zarr": _reshape_zfp_5d_v3,
+    "packbits_bool_v3.zarr": _bool_mask_v3,
     "transpose_v3.zarr": _transpose_v3,
     "transpose_adapter_v3.zarr": _transpose_adapter_v3,
     "transpose_v2.zarr": _transpose_v2,

@@ -23,7 +23,7 @@ def test_info_lists_codecs_and_versions(capsys) -> None:
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     for word in ("numcodecs", "zarr", "libzfp: LibZfp", "scale_offset", "cast_value", "numcodecs.zfp",
-                 "kernels (scale_offset, cast_value, transpose, zfp checks): "):
+                 "kernels (scale_offset, cast_value, transpose, zfp checks, bitround): "):
         assert word in out
 
 
@@ -31,7 +31,8 @@ def test_python_dash_m() -> None:
     done = subprocess.run([sys.executable, "-W", "error", "-m", "numcodecs_ext", "info"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "numcodecs ids: transpose, scale_offset, cast_value, zfp, zarrs.zfp" in done.stdout
+    assert ("numcodecs ids: transpose, scale_offset, cast_value, zfp, zarrs.zfp, reshape, "
+            "numcodecs_ext.bitround, numcodecs_ext.packbits") in done.stdout
 
 
 def test_sample_is_realistic() -> None:

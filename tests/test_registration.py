@@ -18,6 +18,9 @@ SCRIPT = textwrap.dedent('''
         "cast_value": {"data_type": "int16"},
         "zfp": {"mode": "reversible"},
         "zarrs.zfp": {"mode": "reversible"},
+        "reshape": {"shape": [-1]},
+        "numcodecs_ext.bitround": {"keepbits": 3},
+        "numcodecs_ext.packbits": {"dtype": "bool"},
     }
     for codec_id, config in ids.items():
         codec = numcodecs.get_codec({"id": codec_id, **config})
@@ -33,6 +36,11 @@ SCRIPT = textwrap.dedent('''
         ("zfp", {"mode": "reversible"}, "serializer"),
         ("zarrs.zfp", {"mode": "reversible"}, "serializer"),
         ("numcodecs.zfp", {"mode": "reversible"}, "serializer"),
+        ("reshape", {"shape": [[0, 1]]}, "filters"),
+        ("numcodecs.reshape", {"shape": [-1, 3]}, "filters"),
+        ("bitround", {"keepbits": 52}, "filters"),
+        ("numcodecs.bitround", {"keepbits": 52}, "filters"),
+        ("packbits", {}, "serializer"),
     ]:
         store = MemoryStore()
         spec = {"name": name, "configuration": config}
@@ -52,7 +60,8 @@ def test_fresh_process_resolves_everything_without_warnings() -> None:
     # zarr keeps its own transpose by default; every other name resolves to ours.
     assert lines["transpose"].startswith("zarr.")
     for name in ("scale_offset", "cast_value", "zfp", "zarrs.zfp", "numcodecs.zfp",
-                 "numcodecs.transpose", "numcodecs.scale_offset", "numcodecs.cast_value"):
+                 "numcodecs.transpose", "numcodecs.scale_offset", "numcodecs.cast_value",
+                 "reshape", "numcodecs.reshape", "bitround", "numcodecs.bitround", "packbits"):
         assert lines[name].startswith("numcodecs_ext."), (name, lines[name])
 
 

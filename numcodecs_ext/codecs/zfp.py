@@ -193,7 +193,8 @@ class Zfp(ExtCodec):
         if len(shape) > 4:
             raise ValueError(
                 f"codec 'zfp': chunks of {len(shape)} dimensions (shape {list(shape)}) are not "
-                "supported; zfp handles at most 4 (drop singleton dimensions first)"
+                "supported; zfp handles at most 4: put a reshape codec before it, e.g. "
+                "Reshape(shape=[[0, 1, 2], [3], [4], [5]]) for 6-D chunks"
             )
         core.check_chunk(shape, dtype, **self._spec)
         return tuple(shape), dtype, fill_value

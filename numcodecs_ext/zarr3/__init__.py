@@ -5,17 +5,24 @@ points without importing numcodecs_ext first.
 """
 
 from . import dtypes
+from .bitround import BitRound
 from .cast_value import CastValue, NumcodecsCastValue
+from .packbits import PackBits
+from .reshape import NumcodecsReshape, Reshape
 from .scale_offset import NumcodecsScaleOffset, ScaleOffset
 from .transpose import NumcodecsTranspose, Transpose
 from .zfp import NumcodecsZfp, Zfp
 
 __all__ = [
+    "BitRound",
     "CastValue",
     "NumcodecsCastValue",
+    "NumcodecsReshape",
     "NumcodecsScaleOffset",
     "NumcodecsTranspose",
     "NumcodecsZfp",
+    "PackBits",
+    "Reshape",
     "ScaleOffset",
     "Transpose",
     "Zfp",
