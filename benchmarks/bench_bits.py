@@ -63,7 +63,8 @@ def _packbits(rng: np.random.Generator) -> list[tuple[str, float]]:
                ("packbits bool decode (spec layout)", t[0] / t[2])]
     for bits in (1, 2, 4, 12):
         dtype = "int16" if bits == 12 else "uint8"
-        values = rng.integers(0, 2**bits, 16 * MIB).astype(dtype)
+        low = -(2 ** (bits - 1)) if dtype == "int16" else 0
+        values = rng.integers(low, low + 2**bits, 16 * MIB).astype(dtype)
         codec = PackBits(dtype=dtype, last_bit=bits - 1, shape=[values.size])
         enc = codec.encode(values)
         t_enc, t_dec = interleaved(lambda: codec.encode(values), lambda: codec.decode(enc))

@@ -72,7 +72,14 @@ class Reshape(ExtCodec):
 
     def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
         """The encoded shape of chunks of ``input_shape`` (ValueError where the spec says so)."""
-        return core.output_shape(self.spec, input_shape)
+        key = tuple(input_shape)
+        shapes = self.__dict__.setdefault("_shapes", {})  # (chunks of an array share a shape)
+        shape = shapes.get(key)
+        if shape is None:
+            shape = core.output_shape(self.spec, key)
+            if len(shapes) < 64:
+                shapes[key] = shape
+        return shape
 
     # --- configuration ------------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

@@ -445,11 +445,17 @@ def first_unrepresentable(arr: Any, first_bit: int | None = None,
         codes = flat.view(np.uint8) & np.uint8((1 << lay.bits) - 1)
     else:
         codes = flat.view(f"{'i' if lay.signed else 'u'}{lay.bits // 8}")
+    # one reduction pass when everything fits (the usual case); the offender is found only if not
     if lay.signed:
-        high = codes >> last  # 0 or -1 when bits above last_bit copy bit last_bit
-        bad = (high != 0) & (high != -1)
+        lo, hi = -(1 << last), (1 << last) - 1
+        if int(codes.min()) >= lo and int(codes.max()) <= hi:
+            return None
+        bad = (codes < lo) | (codes > hi)
     else:
-        bad = (codes >> (last + 1)) != 0
+        hi = (1 << (last + 1)) - 1
+        if int(codes.max()) <= hi:
+            return None
+        bad = codes > hi
     hits = np.flatnonzero(bad)
     if hits.size == 0:
         return None
