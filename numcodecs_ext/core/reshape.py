@@ -49,6 +49,8 @@ def parse_spec(shape: Any) -> tuple[Entry, ...]:
     ...
     ValueError: codec 'reshape': shape=[[1], [0]] is not valid: the input dimensions listed must increase strictly over all entries (the reshape codec never transposes); got 1 before 0
     """
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:
+        shape = shape.tolist()
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
         raise ValueError(f"codec 'reshape': shape={shape!r} must be a list; {_WHAT}")
     entries: list[Entry] = []
