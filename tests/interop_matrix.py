@@ -102,6 +102,13 @@ def _write_ours(path: Path, kind: str) -> np.ndarray:
                                        zarr3.NumcodecsCastValue(data_type="int16")],
                               compressors=None)
         data = np.round((data - 1000) * 10) / 10 + 1000
+    elif kind == "bits_v3":  # reshape + bitround + packbits, in shards
+        data = np.round(_field((4, 6, 10)) - 800).clip(0, 2047).astype("int16")  # bitround: zarrs rounds
+        # negative integers by their bit pattern (-1 becomes -2048 here), so keep them positive
+        z = zarr.create_array(str(path), shape=data.shape, chunks=(2, 3, 10), shards=(4, 6, 10),
+                              dtype="int16", fill_value=1024, compressors=None,
+                              filters=[zarr3.Reshape(shape=[[0, 1], -1]), zarr3.BitRound(keepbits=5)],
+                              serializer=zarr3.PackBits(last_bit=11, padding_encoding="last_byte"))
     else:  # numcodecs filters and compressor in a zarr v2 array
         data = _field((8, 12))
         z = zarr.create_array(str(path), shape=data.shape, chunks=(4, 6), dtype="float64",
@@ -119,7 +126,7 @@ STORES: dict[str, tuple[Callable[[Path], np.ndarray], bool]] = {
     **{f"spec_{k}.zarr": ((lambda p, k=k: _write_spec(p, k)), False)
        for k in ("nan_uint8", "int16_scaled", "f64_to_f32_towards_zero", "transpose")},
     **{f"ours_{k}.zarr": ((lambda p, k=k: _write_ours(p, k)), True)
-       for k in ("zfp_v3", "bfloat16_v3", "adapter_names_v3", "numcodecs_v2")},
+       for k in ("zfp_v3", "bfloat16_v3", "adapter_names_v3", "numcodecs_v2", "bits_v3")},
 }
 #: written only by zarr's built-ins (they write numeric strings verbatim); read by everyone
 BUILTIN_ONLY = {"builtin_string_scale.zarr": lambda p: _write_spec(p, "string_scale")}
@@ -171,9 +178,10 @@ def read(src: Path) -> int:
 
 
 def compare(a: Path, b: Path) -> int:
-    """Stores of the spec codecs written in both folders hold identical chunk bytes."""
+    """Stores of the spec codecs written in both folders hold identical chunk bytes (also our
+    bitround/packbits/reshape store, which only numcodecs_ext writes, across zarr versions)."""
     failures = compared = 0
-    for store in sorted(a.glob("spec_*.zarr")):
+    for store in sorted([*a.glob("spec_*.zarr"), *a.glob("ours_bits_v3.zarr")]):
         other = b / store.name
         if not other.is_dir():
             continue
