@@ -4,11 +4,17 @@
 NaN land mask through every available codec pipeline into a zarr v3 store, reads it back, checks
 the result and prints compression ratio, maximum absolute error and encode/decode speed.
 ``numcodecs-ext info`` lists the registered codecs and library versions.
+
+The tools that work on whole files and stores live with their code and are dispatched from here
+(``numcodecs-ext TOOL --help`` for each): ``convert`` (a CF-packed netCDF file to zarr),
+``suggest`` (choose a packing for an array), ``migrate`` (zarr v2 to v3) and ``normalize``
+(numcodecs filters in a v3 store to the spec codecs).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import time
@@ -188,8 +194,36 @@ def info() -> int:
     return 0
 
 
+# command -> the module that implements it, with ``add_arguments(parser)`` and ``run(args) -> int``;
+# imported only when its command runs, so its optional dependencies stay optional.
+TOOLS = {
+    "convert": "numcodecs_ext.cf.convert",
+    "suggest": "numcodecs_ext.cf.suggest",
+    "migrate": "numcodecs_ext.migrate.v2",
+    "normalize": "numcodecs_ext.migrate.normalize",
+}
+
+
+def _run_tool(name: str, argv: list[str]) -> int:
+    module = importlib.import_module(TOOLS[name])
+    parser = argparse.ArgumentParser(
+        prog=f"numcodecs-ext {name}",
+        description=(module.__doc__ or "").strip().split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    module.add_arguments(parser)
+    return int(module.run(parser.parse_args(argv)))
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="numcodecs-ext", description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in TOOLS:
+        return _run_tool(argv[0], argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="numcodecs-ext",
+        description=__doc__.splitlines()[0],
+        epilog="tools: " + ", ".join(TOOLS) + " (numcodecs-ext TOOL --help)",
+    )
     parser.add_argument("command", nargs="?", choices=["demo", "info"], default="demo",
                         help="demo (default): run every pipeline on the embedded sample; info: versions")
     parser.add_argument("--out", type=Path, default=None, help="write the zarr stores here (default: a temp dir)")

@@ -1,0 +1,6 @@
+"""Bring existing zarr data onto the spec codecs: numcodecs v2 filters mapped to ``scale_offset`` /
+``cast_value``, zarr v2 stores migrated to v3, v3 stores normalized.
+
+A tool layer: it sits above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`, and
+works on whole stores.
+"""
