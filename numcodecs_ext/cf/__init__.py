@@ -1,0 +1,36 @@
+"""CF conventions and existing netCDF data onto the spec codecs.
+
+A CF-packed variable (``scale_factor``, ``add_offset``, ``_FillValue``, int16 ...) becomes a float
+zarr array with the filters ``[scale_offset, cast_value]`` whose stored integers are exactly the
+netCDF integers; :func:`packing_from_attrs` gives the codecs, :func:`zarr_encoding` the ``encoding=``
+for ``xarray.Dataset.to_zarr``, :func:`convert` a whole netCDF file. The trap on the way:
+``scale_offset``'s ``scale`` is the **reciprocal** of CF's ``scale_factor``.
+
+A tool layer above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`; xarray, netCDF4
+and dask are needed only by :func:`zarr_encoding` and :func:`convert`
+(``pip install "numcodecs_ext[xarray]"``).
+"""
+
+from .attrs import PACKING_ATTRS, CFPacking, packing_from_attrs, packing_from_codecs, unpacked_dtype
+
+__all__ = [
+    "PACKING_ATTRS",
+    "CFPacking",
+    "convert",
+    "packing_from_attrs",
+    "packing_from_codecs",
+    "unpacked_dtype",
+    "zarr_encoding",
+]
+
+
+def __getattr__(name: str):  # the xarray-dependent parts load on first use
+    if name == "zarr_encoding":
+        from .xarray import zarr_encoding
+
+        return zarr_encoding
+    if name == "convert":
+        from .convert import convert
+
+        return convert
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
