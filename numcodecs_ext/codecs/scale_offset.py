@@ -38,6 +38,10 @@ class ScaleOffset(ExtCodec):
     int64 and uint64 included) and integer decoding divides exactly. Pair it with
     :class:`~numcodecs_ext.codecs.cast_value.CastValue` to store floats as small integers.
 
+    Coming from CF/netCDF packing (``q * scale_factor + add_offset``): ``scale`` is the
+    **reciprocal** of ``scale_factor`` and ``offset`` is ``add_offset``;
+    :func:`numcodecs_ext.cf.packing_from_attrs` does the conversion.
+
     Parameters
     ----------
     offset, scale : number or str
