@@ -265,3 +265,40 @@ def test_zarr_encoding_for_xarray(tmp_path, zarr_format):
         zarr_encoding(ds, variables=["nope"])
     with pytest.raises(ValueError, match="zarr_format"):
         zarr_encoding(ds, zarr_format=4)
+
+
+def test_convert_every_group_and_scalar_variables(tmp_path):
+    import netCDF4
+
+    src, dst = tmp_path / "groups.nc", tmp_path / "groups.zarr"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.title = "root"
+        nc.createDimension("x", 5)
+        v = nc.createVariable("p", "i2", ("x",), fill_value=-999)
+        v.scale_factor, v.add_offset = np.float32(0.1), np.float32(5)
+        v.set_auto_maskandscale(False)
+        v[:] = np.array([0, 1, -999, 30000, -30000], "i2")
+        sc = nc.createVariable("scalar", "i2", ())
+        sc.scale_factor = 0.5
+        sc.set_auto_maskandscale(False)
+        sc.assignValue(7)
+        sub = nc.createGroup("sub")
+        sub.note = "in a group"
+        sub.createDimension("y", 4)
+        w = sub.createVariable("w", "u1", ("y",), fill_value=255)
+        w.scale_factor = np.float32(0.25)
+        w.set_auto_maskandscale(False)
+        w[:] = np.array([0, 4, 255, 8], "u1")
+        deeper = sub.createGroup("deeper")
+        deeper.createDimension("z", 2)
+        deeper.createVariable("z", "f8", ("z",))[:] = [1.5, 2.5]
+    assert main(["convert", str(src), str(dst), "--quiet"]) == 0
+    root = xr.open_zarr(dst)
+    np.testing.assert_array_equal(root.p.values, np.array([5, 5.1, np.nan, 3005, -2995], "float32"))
+    assert root.scalar.values == 3.5 and root.scalar.dtype == np.float64
+    assert root.attrs == {"title": "root"}
+    sub = xr.open_zarr(dst, group="sub")
+    np.testing.assert_array_equal(sub.w.values, [0, 1, np.nan, 2])
+    assert sub.attrs == {"note": "in a group"}
+    assert xr.open_zarr(dst, group="sub/deeper").z.values.tolist() == [1.5, 2.5]
+    assert zarr.open_array(dst / "sub" / "w").metadata.to_dict()["codecs"][0]["name"] == "scale_offset"

@@ -146,20 +146,74 @@ def convert(
         raise FileExistsError(f"{dst} exists; convert writes a new store")
     if not Path(src).is_file():
         raise FileNotFoundError(f"{src}: no such file")
-    raw = xr.open_dataset(src, mask_and_scale=False, decode_times=False, decode_timedelta=False, chunks={})
     report = ConvertReport()
+    for group in _groups(src):
+        raw = xr.open_dataset(src, group=group, mask_and_scale=False, decode_times=False,
+                              decode_timedelta=False, chunks={})
+        try:
+            out, encoding = _prepare(raw, group, report, chunks, chunk_bytes)
+            write = out.to_zarr(
+                dst, group=group, mode="w-" if group is None else "a", zarr_format=zarr_format,
+                encoding=encoding, consolidated=False, write_empty_chunks=True, compute=False,
+            )
+            if progress:
+                from dask.diagnostics import ProgressBar
+
+                print(f"writing {group or '/'}", file=sys.stderr)
+                with ProgressBar(out=sys.stderr):
+                    write.compute()
+            else:
+                write.compute()
+        finally:
+            raw.close()
+    for name, packing in report.packed.items():
+        _declare_packing(dst / name, packing, zarr_format)
+    with warnings.catch_warnings():
+        # v3 consolidated metadata is zarr-python's extension (other readers ignore it), and
+        # what xarray reads to open a store in one request, as its own to_zarr writes it
+        warnings.filterwarnings("ignore", "Consolidated metadata", UserWarning)
+        zarr.consolidate_metadata(str(dst), zarr_format=zarr_format)
+    if verify:
+        report.max_difference = _verify(src, dst, report)
+    return report
+
+
+def _groups(src: Any) -> list[str | None]:
+    """The file's groups, root first (None), as paths ``a``, ``a/b``; netCDF4 lists them."""
+    try:
+        import netCDF4
+    except ImportError:  # another engine reads the file: its root group only
+        return [None]
+    out: list[str | None] = [None]
+    with netCDF4.Dataset(src) as nc:
+        todo = list(nc.groups.values())
+        while todo:
+            g = todo.pop(0)
+            out.append(g.path.lstrip("/"))
+            todo.extend(g.groups.values())
+    return out
+
+
+def _prepare(
+    raw: Any, group: str | None, report: ConvertReport, chunks: Mapping[str, int] | None, chunk_bytes: int
+) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """The dataset to write for one group: packed variables as their integers (declared as the
+    packing's float arrays after writing), the rest as they are, each chunked."""
+    import xarray as xr
+
     variables = {}
     encoding: dict[str, dict[str, Any]] = {}
+    prefix = "" if group is None else group + "/"
     for name, var in raw.variables.items():
         packing = packing_from_attrs(var.dtype, var.attrs)
         attrs = dict(var.attrs)
         if packing is not None:
             var = var.astype(packing.packed)  # _Unsigned: the same bits, read as unsigned
             attrs = _unpacked_attrs(attrs, packing)
-            report.packed[str(name)] = packing
+            report.packed[prefix + str(name)] = packing
             itemsize = packing.unpacked.itemsize
         else:
-            report.plain.append(str(name))
+            report.plain.append(prefix + str(name))
             itemsize = var.dtype.itemsize
         var = var.copy(deep=False)
         var.attrs = attrs
@@ -173,29 +227,7 @@ def convert(
                 var = var.chunk(dict(zip(var.dims, sizes)))
         variables[name] = var
     out = xr.Dataset(variables, attrs=raw.attrs)
-    out = out.set_coords([c for c in raw.coords if c in out.variables])
-    write = out.to_zarr(
-        dst, mode="w-", zarr_format=zarr_format, encoding=encoding, consolidated=False,
-        write_empty_chunks=True, compute=False,
-    )
-    if progress:
-        from dask.diagnostics import ProgressBar
-
-        with ProgressBar(out=sys.stderr):
-            write.compute()
-    else:
-        write.compute()
-    for name, packing in report.packed.items():
-        _declare_packing(dst / name, packing, zarr_format)
-    with warnings.catch_warnings():
-        # v3 consolidated metadata is zarr-python's extension (other readers ignore it), and
-        # what xarray reads to open a store in one request, as its own to_zarr writes it
-        warnings.filterwarnings("ignore", "Consolidated metadata", UserWarning)
-        zarr.consolidate_metadata(str(dst), zarr_format=zarr_format)
-    raw.close()
-    if verify:
-        report.max_difference = _verify(src, dst, report)
-    return report
+    return out.set_coords([c for c in raw.coords if c in out.variables]), encoding
 
 
 def _declare_packing(path: Path, packing: CFPacking, zarr_format: int) -> None:
@@ -224,16 +256,24 @@ def _declare_packing(path: Path, packing: CFPacking, zarr_format: int) -> None:
 
 
 def _verify(src: Any, dst: Path, report: ConvertReport) -> dict[str, float]:
+    diffs: dict[str, float] = {}
+    for group in _groups(src):
+        _verify_group(src, dst, group, report, diffs)
+    return diffs
+
+
+def _verify_group(src: Any, dst: Path, group: str | None, report: ConvertReport, diffs: dict[str, float]) -> None:
     import xarray as xr
 
     with warnings.catch_warnings():  # e.g. "multiple fill values": as intended, both are NaN
         warnings.simplefilter("ignore", xr.SerializationWarning)
-        cf = xr.open_dataset(src, chunks={})
-    back = xr.open_zarr(dst)
-    diffs = {}
+        cf = xr.open_dataset(src, group=group, chunks={})
+    back = xr.open_zarr(dst, group=group)
+    prefix = "" if group is None else group + "/"
     try:
-        for name in list(cf.variables):
-            a, b = cf.variables[name], back.variables[name]
+        for var_name in list(cf.variables):
+            name = prefix + str(var_name)
+            a, b = cf.variables[var_name], back.variables[var_name]
             if a.shape != b.shape:
                 raise AssertionError(f"variable {name!r}: shape {b.shape} in the store, {a.shape} in {src}")
             if name not in report.packed:
@@ -256,7 +296,6 @@ def _verify(src: Any, dst: Path, report: ConvertReport) -> dict[str, float]:
     finally:
         cf.close()
         back.close()
-    return diffs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
