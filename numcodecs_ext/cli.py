@@ -8,7 +8,7 @@ the result and prints compression ratio, maximum absolute error and encode/decod
 The tools that work on whole files and stores live with their code and are dispatched from here
 (``numcodecs-ext TOOL --help`` for each): ``convert`` (a CF-packed netCDF file to zarr),
 ``suggest`` (choose a packing for an array), ``migrate`` (zarr v2 to v3) and ``normalize``
-(numcodecs filters in a v3 store to the spec codecs).
+(numcodecs filters in a v3 store to the spec codecs) and ``inspect`` (what is inside a store).
 """
 
 from __future__ import annotations
@@ -201,6 +201,7 @@ TOOLS = {
     "suggest": "numcodecs_ext.cf.suggest",
     "migrate": "numcodecs_ext.migrate.v2",
     "normalize": "numcodecs_ext.migrate.normalize",
+    "inspect": "numcodecs_ext.tools.inspect",
 }
 
 

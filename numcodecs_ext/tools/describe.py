@@ -1,0 +1,156 @@
+"""Codecs in words, and who can read them: the vocabulary of ``numcodecs-ext inspect``.
+
+Works from the metadata JSON alone (zarr v3 ``{"name", "configuration"}`` dicts and zarr v2
+numcodecs ``{"id", ...}`` dicts), so codecs nobody here implements are still described.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["describe_codec", "readers", "zarr_implementation"]
+
+# zarr-python's own codecs (every 3.x), and the ones it gained in 3.2
+_ZARR_BUILTIN = {"blosc", "bytes", "endian", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-utf8",
+                 "vlen-bytes", "transpose"}
+_ZARR_32 = {"scale_offset", "cast_value"}
+# codecs zarrs (Rust) reads, from its source (2026-08): spec names, aliases, numcodecs names
+_ZARRS = {"blosc", "bytes", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-utf8", "vlen-bytes",
+          "transpose", "bitround", "numcodecs.bitround", "packbits", "reshape", "zfp", "zarrs.zfp",
+          "cast_value", "squeeze", "zarrs.squeeze", "numcodecs.bz2", "numcodecs.zfpy",
+          "numcodecs.fixedscaleoffset", "numcodecs.pcodec", "numcodecs.shuffle", "numcodecs.zlib",
+          "numcodecs.adler32", "numcodecs.fletcher32", "numcodecs.crc32c", "zarrs.gdeflate",
+          "zarrs.vlen", "zarrs.vlen_v2"}
+
+
+def _zarr_version() -> tuple[int, int]:
+    import zarr
+
+    major, minor = (int(p) for p in zarr.__version__.split(".")[:2])
+    return major, minor
+
+
+def zarr_implementation(name: str) -> str | None:
+    """The class zarr-python in this environment uses for the v3 codec ``name`` (None: none)."""
+    try:
+        from zarr.registry import get_codec_class
+
+        cls = get_codec_class(name)
+    except Exception:  # KeyError, or a plugin that fails to import  # noqa: BLE001 - foreign metadata: described, never raised
+        return None
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def readers(name: str, *, integer_data: bool = False) -> list[str]:
+    """Who reads the v3 codec ``name``: numcodecs_ext, zarr-python (built in, or through its
+    numcodecs adapter), zarrs."""
+    from .._registry import ZARR
+
+    out = []
+    if name in ZARR:
+        out.append("numcodecs_ext")
+    if name in _ZARR_BUILTIN or (name in _ZARR_32 and _zarr_version() >= (3, 2)):
+        out.append("zarr-python (with cast-value-rs)" if name == "cast_value" else "zarr-python")
+    elif name.startswith("numcodecs."):
+        implementation = zarr_implementation(name)
+        builtin_adapter = name != "numcodecs.bitround" or not integer_data  # floats only, see README
+        if builtin_adapter and implementation is not None and not implementation.startswith("numcodecs_ext") or builtin_adapter and name.removeprefix("numcodecs.") in _numcodecs_ids():
+            out.append("zarr-python (numcodecs adapter)")
+    if name in _ZARRS:
+        out.append("zarrs")
+    return out
+
+
+def _numcodecs_ids() -> set[str]:
+    import numcodecs
+
+    from .._registry import NUMCODECS
+
+    return set(numcodecs.registry.codec_registry) - set(NUMCODECS)
+
+
+def _fmt(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else f"{value}"
+
+
+def _scale_offset(c: Mapping[str, Any]) -> str:
+    return (f"stores (x - {_fmt(c.get('offset', 0))}) * {_fmt(c.get('scale', 1))}; "
+            f"reads x / {_fmt(c.get('scale', 1))} + {_fmt(c.get('offset', 0))}")
+
+
+def _cast_value(c: Mapping[str, Any]) -> str:
+    words = [f"stored as {c.get('data_type')}", f"rounding {c.get('rounding', 'nearest-even')}",
+             f"out of range: {c.get('out_of_range') or 'an error'}"]
+    smap = c.get("scalar_map") or {}
+    for k, v in smap.get("encode", []):
+        words.append(f"{k} stored as {v}")
+    for k, v in smap.get("decode", []):
+        words.append(f"{k} read as {v}")
+    return ", ".join(words)
+
+
+def _zfp(c: Mapping[str, Any]) -> str:
+    mode = c.get("mode")
+    detail = {"fixed_rate": f"rate {c.get('rate')} bits/value (3-D rate, as zarrs)",
+              "fixed_accuracy": f"absolute error <= {c.get('tolerance')}",
+              "fixed_precision": f"{c.get('precision')} bit planes",
+              "reversible": "lossless",
+              "expert": f"minbits {c.get('minbits')}, maxbits {c.get('maxbits')}, maxprec {c.get('maxprec')}, "
+                        f"minexp {c.get('minexp')}"}.get(mode, "")
+    return f"zfp {mode}: {detail}".rstrip(": ")
+
+
+def _packbits(c: Mapping[str, Any]) -> str:
+    first, last = c.get("first_bit", 0), c.get("last_bit")
+    bits = "every bit" if last is None else f"bits {first}..{last}"
+    return f"packs {bits} of each value, padding {c.get('padding_encoding', 'first_byte')}"
+
+
+_V3: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "scale_offset": _scale_offset,
+    "cast_value": _cast_value,
+    "zfp": _zfp,
+    "zarrs.zfp": _zfp,
+    "transpose": lambda c: f"axes in the order {c.get('order')}",
+    "bitround": lambda c: f"keeps {c.get('keepbits')} mantissa bits (rounds to nearest)",
+    "numcodecs.bitround": lambda c: f"keeps {c.get('keepbits')} mantissa bits (rounds to nearest)",
+    "packbits": _packbits,
+    "reshape": lambda c: f"reshaped to {c.get('shape')}",
+    "bytes": lambda c: f"{c.get('endian', 'no')}-endian bytes" if c.get("endian") else "bytes",
+    "zstd": lambda c: f"zstd level {c.get('level', 0)}" + (", checksum" if c.get("checksum") else ""),
+    "gzip": lambda c: f"gzip level {c.get('level')}",
+    "blosc": lambda c: (f"blosc {c.get('cname')} level {c.get('clevel')}, shuffle {c.get('shuffle')}"
+                        + (f", typesize {c['typesize']}" if c.get("typesize") else "")),
+    "crc32c": lambda c: "crc32c checksum",
+    "numcodecs.fixedscaleoffset": lambda c: (
+        f"numcodecs FixedScaleOffset: stores round((x - {c.get('offset')}) * {c.get('scale')}) as "
+        f"{c.get('astype')} (wraps silently)"),
+    "numcodecs.astype": lambda c: f"numcodecs AsType: stored as {c.get('encode_dtype')}",
+}
+
+
+def describe_codec(codec: Mapping[str, Any]) -> str:
+    """One codec (v3 ``{"name", "configuration"}`` or v2 numcodecs ``{"id", ...}``) in words.
+
+    Examples
+    --------
+    >>> describe_codec({"name": "scale_offset", "configuration": {"offset": 10, "scale": 4}})
+    'stores (x - 10) * 4; reads x / 4 + 10'
+    >>> describe_codec({"id": "zstd", "level": 3})
+    'zstd level 3'
+    """
+    if "name" in codec:
+        name, config = str(codec["name"]), dict(codec.get("configuration") or {})
+    else:
+        name, config = str(codec.get("id")), {k: v for k, v in codec.items() if k != "id"}
+        name = {"fixedscaleoffset": "numcodecs.fixedscaleoffset", "astype": "numcodecs.astype",
+                "bitround": "numcodecs.bitround", "numcodecs_ext.bitround": "bitround",
+                "numcodecs_ext.packbits": "packbits"}.get(name, name)
+    describer = _V3.get(name)
+    if describer is None:
+        return ", ".join(f"{k}={v}" for k, v in config.items()) or "(no configuration)"
+    try:
+        return describer(config)
+    except Exception:  # foreign configuration: show it as it is  # noqa: BLE001 - foreign metadata: described, never raised
+        return ", ".join(f"{k}={v}" for k, v in config.items())
