@@ -1,13 +1,14 @@
-"""The ``numcodecs-ext`` command: a demonstration on an embedded sample, and ``info``.
+"""The ``numcodecs-ext`` command: a demonstration on an embedded sample, ``info`` and the tools.
 
 ``numcodecs-ext`` (or ``python -m numcodecs_ext``) writes a synthetic 3-D temperature field with a
-NaN land mask through every available codec pipeline into a zarr v3 store, reads it back, checks
-the result and prints compression ratio, maximum absolute error and encode/decode speed.
-``numcodecs-ext info`` lists the registered codecs and library versions.
+NaN land mask through every available codec pipeline into zarr v3 stores, reads it back, checks
+the result and prints compression ratio, maximum absolute error and encode/decode speed, with a
+legend and the code of each pipeline (:mod:`numcodecs_ext.tools.demo`). ``numcodecs-ext info``
+lists the registered codecs and library versions.
 
 The tools that work on whole files and stores live with their code and are dispatched from here
 (``numcodecs-ext TOOL --help`` for each): ``convert`` (a CF-packed netCDF file to zarr),
-``suggest`` (choose a packing for an array), ``migrate`` (zarr v2 to v3) and ``normalize``
+``suggest`` (choose a packing for an array), ``migrate`` (zarr v2 to v3), ``normalize``
 (numcodecs filters in a v3 store to the spec codecs) and ``inspect`` (what is inside a store).
 """
 
@@ -16,151 +17,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import tempfile
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from .tools.demo import run_demo, sample_field
 
-def sample_field(shape: tuple[int, int, int] = (24, 181, 360), seed: int = 0) -> np.ndarray:
-    """A realistic air-temperature-like field in kelvin: (time, lat, lon), NaN over land.
+__all__ = ["main", "sample_field"]
 
-    Smooth latitude gradient, a seasonal cycle, travelling waves and a little noise, with a fixed
-    land mask of NaN values (as ocean-only variables have).
+DESCRIPTION = """Spec-exact array codecs for zarr and numcodecs.
 
-    >>> a = sample_field((2, 19, 36))
-    >>> a.shape, a.dtype, bool(np.isnan(a).any()), bool(200 < np.nanmin(a) < np.nanmax(a) < 320)
-    ((2, 19, 36), dtype('float64'), True, True)
-    """
-    nt, ny, nx = shape
-    rng = np.random.default_rng(seed)
-    t = np.arange(nt)[:, None, None]
-    lat = np.linspace(-90, 90, ny)[None, :, None]
-    lon = np.linspace(0, 360, nx, endpoint=False)[None, None, :]
-    field = (
-        288.0
-        - 35.0 * np.sin(np.radians(lat)) ** 2
-        + 8.0 * np.sin(np.radians(lat)) * np.cos(2 * np.pi * t / 12.0)
-        + 3.0 * np.sin(np.radians(3 * lon - 20 * t)) * np.cos(np.radians(lat))
-        + 0.05 * rng.standard_normal(shape)
-    )
-    land = (np.sin(np.radians(2 * lon)) * np.cos(np.radians(3 * lat)) > 0.55)[0]
-    field[:, land] = np.nan
-    return field
-
-
-@dataclass
-class Pipeline:
-    name: str
-    #: Returns the zarr.create_array keyword arguments (filters/serializer/compressors).
-    codecs: Callable[[], dict[str, Any]]
-    #: The largest absolute error the pipeline promises (0: lossless, NaN positions kept).
-    max_error: float
-    #: What the pipeline is given, from the sample (lossy zfp cannot take NaN: land filled).
-    prepare: Callable[[np.ndarray], np.ndarray] = lambda a: a
-
-
-def _zstd() -> Any:
-    from zarr.codecs import ZstdCodec
-
-    return ZstdCodec(level=3)
-
-
-def _pipelines() -> list[Pipeline]:
-    from .zarr3 import Transpose
-
-    pipelines = [
-        Pipeline("zstd (reference)", lambda: {"compressors": [_zstd()]}, 0),
-        Pipeline("transpose [2, 1, 0] + zstd",
-                 lambda: {"filters": [Transpose(order=[2, 1, 0])], "compressors": [_zstd()]}, 0),
-    ]
-    pipelines += _optional_pipelines()
-    return pipelines
-
-
-def _optional_pipelines() -> list[Pipeline]:
-    """Pipelines whose codecs may be absent (zfp needs libzfp)."""
-    found: list[Pipeline] = []
-    try:
-        from .zarr3 import CastValue, ScaleOffset
-    except ImportError:
-        pass
-    else:
-        found.append(Pipeline(
-            "scale_offset+cast_value u16 + zstd",
-            lambda: {
-                "filters": [
-                    ScaleOffset(offset=200, scale=100),
-                    CastValue(data_type="uint16", rounding="nearest-even",
-                              scalar_map={"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}),
-                ],
-                "compressors": [_zstd()],
-            },
-            0.005,  # half a step of 1/scale
-        ))
-    from .core import _libzfp
-    from .zarr3 import Transpose, Zfp
-
-    try:
-        _libzfp.load()
-    except ImportError as exc:
-        print(f"zfp pipelines skipped: {exc}", file=sys.stderr)
-        return found
-    found += [
-        Pipeline("zfp reversible", lambda: {"serializer": Zfp(mode="reversible"), "compressors": None}, 0),
-        Pipeline("transpose [2, 1, 0] + zfp reversible", lambda: {
-            "filters": [Transpose(order=[2, 1, 0])], "serializer": Zfp(mode="reversible"),
-            "compressors": None}, 0),
-        # Lossy zfp refuses NaN (it would decode as garbage), so this one gets the land filled in.
-        Pipeline("zfp fixed_accuracy 1e-3 (land filled)",
-                 lambda: {"serializer": Zfp(mode="fixed_accuracy", tolerance=1e-3), "compressors": None},
-                 1e-3, lambda a: np.where(np.isnan(a), 273.15, a)),
-    ]
-    return found
-
-
-def run_demo(out: Path | None, quiet: bool = False) -> int:
-    import zarr
-    from zarr.storage import LocalStore
-
-    sample = sample_field()
-    mb = sample.nbytes / 1e6
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(out) if out is not None else Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
-        pipelines = _pipelines()
-        for i, pipeline in enumerate(pipelines, 1):
-            if not quiet:
-                print(f"[{i}/{len(pipelines)}] {pipeline.name} ...", file=sys.stderr, flush=True)
-            path = root / f"{i:02d}.zarr"
-            data = pipeline.prepare(sample)
-            z = zarr.create_array(LocalStore(path), shape=data.shape, chunks=(6, 181, 360), dtype=data.dtype,
-                                  fill_value=float("nan"), overwrite=True, **pipeline.codecs())
-            t0 = time.perf_counter()
-            z[...] = data
-            t1 = time.perf_counter()
-            back = zarr.open_array(LocalStore(path), mode="r")[...]
-            t2 = time.perf_counter()
-            stored = sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != "zarr.json")
-            same_nan = bool(np.array_equal(np.isnan(back), np.isnan(data)))
-            err = float(np.nanmax(np.abs(back - data))) if same_nan else float("inf")
-            ok = same_nan and err <= pipeline.max_error
-            rows.append((pipeline.name, data.nbytes / stored, err, mb / (t1 - t0), mb / (t2 - t1), ok))
-    header = f"{'pipeline':40} {'ratio':>7} {'max abs err':>12} {'enc MB/s':>9} {'dec MB/s':>9}  check"
-    print(f"sample: {sample.shape} float64 temperature field, {np.isnan(sample).mean():.0%} NaN land mask, "
-          f"{mb:.1f} MB")
-    print(header)
-    print("-" * len(header))
-    for name, ratio, err, enc, dec, ok in rows:
-        print(f"{name:40} {ratio:7.2f} {err:12.3g} {enc:9.0f} {dec:9.0f}  {'ok' if ok else 'FAILED'}")
-    if out is not None:
-        print(f"stores written under {out}")
-    return 0 if all(r[-1] for r in rows) else 1
+Without a command: write an embedded temperature field through every codec pipeline, read it back,
+check it, and print compression ratio, error and speed, with a legend and each pipeline's code."""
 
 
 def info() -> int:
@@ -222,17 +90,33 @@ def main(argv: list[str] | None = None) -> int:
         return _run_tool(argv[0], argv[1:])
     parser = argparse.ArgumentParser(
         prog="numcodecs-ext",
-        description=__doc__.splitlines()[0],
-        epilog="tools: " + ", ".join(TOOLS) + " (numcodecs-ext TOOL --help)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="tools (numcodecs-ext TOOL --help): " + ", ".join(TOOLS),
     )
     parser.add_argument("command", nargs="?", choices=["demo", "info"], default="demo",
-                        help="demo (default): run every pipeline on the embedded sample; info: versions")
-    parser.add_argument("--out", type=Path, default=None, help="write the zarr stores here (default: a temp dir)")
+                        help="demo (default): every pipeline on the embedded sample; info: versions and codecs")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="keep the zarr stores here, one per pipeline (default: a temporary folder)")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png",
+                        help="also draw compression ratio against error for the lossy pipelines "
+                             "(needs matplotlib)")
+    parser.add_argument("--no-code", action="store_true", help="do not print each pipeline's code")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
-    return run_demo(args.out, args.quiet)
+    status = run_demo(args.out, args.quiet, show_code=not args.no_code)
+    if args.plot is not None:
+        try:
+            from .tools.demo import plot_tradeoff
+
+            points = plot_tradeoff(args.plot, quiet=args.quiet)
+        except ImportError as exc:
+            print(f"--plot needs matplotlib ({exc}): pip install \"numcodecs_ext[plot]\"", file=sys.stderr)
+            return 2
+        print(f"\nplot of {len(points)} configurations written to {args.plot}")
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover
