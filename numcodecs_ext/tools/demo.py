@@ -196,9 +196,9 @@ def _sweep() -> list[tuple[str, str, float]]:
         dtype = "uint8" if bits == 8 else "uint16"
         sentinel = 2**bits - 1 if bits == 8 else 65535
         smap = f'{{"encode": [["NaN", {sentinel}]], "decode": [[{sentinel}, "NaN"]]}}'
-        out.append(("scale_offset + cast_value + zstd",
-                    f"filters=[ScaleOffset(offset=200, scale={scale}), CastValue(data_type='{dtype}', "
-                    f"scalar_map={smap})], compressors=[ZstdCodec(level=3)]", 0.5 / scale))
+        code = (f"filters=[ScaleOffset(offset=200, scale={scale}), CastValue(data_type='{dtype}', "
+                f"scalar_map={smap})], compressors=[ZstdCodec(level=3)]")
+        out.append(("scale_offset + cast_value + zstd", code, 0.5 / scale))
     for tol in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 1e-4):
         out.append(("zfp fixed_accuracy", f"serializer=Zfp(mode='fixed_accuracy', tolerance={tol}), compressors=None",
                     tol))
