@@ -50,6 +50,8 @@ class Transpose(ExtCodec):
         without ``out=``. Without it, flat bytes decode to fixed-size byte items (``V<n>``), which
         zarr v2 views as the array's dtype.
 
+    Notes
+    -----
     Decoding a flat buffer needs the decoded shape: either ``out=`` (an array of the decoded shape
     and dtype) or ``shape=`` in the configuration; otherwise :meth:`decode` raises ``ValueError``.
     An array of the transposed shape (what :meth:`encode` returns) decodes without either.
