@@ -302,3 +302,23 @@ def test_convert_every_group_and_scalar_variables(tmp_path):
     assert sub.attrs == {"note": "in a group"}
     assert xr.open_zarr(dst, group="sub/deeper").z.values.tolist() == [1.5, 2.5]
     assert zarr.open_array(dst / "sub" / "w").metadata.to_dict()["codecs"][0]["name"] == "scale_offset"
+
+
+def test_convert_refuses_a_bad_attribute_before_writing_anything(tmp_path, capsys):
+    import netCDF4
+
+    src, dst = tmp_path / "bad.nc", tmp_path / "bad.zarr"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.createDimension("x", 2)
+        nc.createVariable("ok", "i2", ("x",))[:] = [1, 2]
+        sub = nc.createGroup("sub")
+        v = sub.createVariable("v", "i2", ("x",))
+        v.scale_factor = np.float32(0)  # no reciprocal: not a packing
+        v.set_auto_maskandscale(False)
+        v[:] = [1, 2]
+    assert main(["convert", str(src), str(dst), "--quiet"]) == 1
+    assert "scale_factor" in capsys.readouterr().err
+    assert not dst.exists()
+    (tmp_path / "text.nc").write_text("not netCDF")
+    assert main(["convert", str(tmp_path / "text.nc"), str(tmp_path / "t.zarr"), "--quiet"]) == 1
+    assert capsys.readouterr().err.startswith("numcodecs-ext convert:")

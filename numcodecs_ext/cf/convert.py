@@ -147,11 +147,16 @@ def convert(
     if not Path(src).is_file():
         raise FileNotFoundError(f"{src}: no such file")
     report = ConvertReport()
-    for group in _groups(src):
-        raw = xr.open_dataset(src, group=group, mask_and_scale=False, decode_times=False,
-                              decode_timedelta=False, chunks={})
-        try:
-            out, encoding = _prepare(raw, group, report, chunks, chunk_bytes)
+    opened: list[Any] = []
+    plans = []
+    try:
+        # every group's packing is worked out (and any bad attribute refused) before writing
+        for group in _groups(src):
+            raw = xr.open_dataset(src, group=group, mask_and_scale=False, decode_times=False,
+                                  decode_timedelta=False, chunks={})
+            opened.append(raw)
+            plans.append((group, *_prepare(raw, group, report, chunks, chunk_bytes)))
+        for group, out, encoding in plans:
             write = out.to_zarr(
                 dst, group=group, mode="w-" if group is None else "a", zarr_format=zarr_format,
                 encoding=encoding, consolidated=False, write_empty_chunks=True, compute=False,
@@ -164,7 +169,8 @@ def convert(
                     write.compute()
             else:
                 write.compute()
-        finally:
+    finally:
+        for raw in opened:
             raw.close()
     for name, packing in report.packed.items():
         _declare_packing(dst / name, packing, zarr_format)
