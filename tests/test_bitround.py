@@ -35,17 +35,21 @@ def _bits(s: str) -> int:
     return int(s.replace("_", ""), 2)
 
 
-def zarrs_int(x: int, keepbits: int, width: int, signed: bool = False) -> int:
-    """zarrs' round_bits<N> for integers, written out in Python (the reference), with our one
-    change: a non-negative signed value saturates below the sign bit (zarrs flips its sign)."""
+def zarrs_int(x: int, keepbits: int, width: int, signed: bool = False, nat: bool = False) -> int:
+    """zarrs' round_bits<N> for integers, written out in Python (the reference), with our two
+    changes: a non-negative signed value saturates below the sign bit (zarrs flips its sign),
+    and (``nat``: datetime64/timedelta64) no value but NaT itself rounds to NaT (zarrs lets it):
+    it takes the next value up with ``keepbits`` significant bits."""
     maxbits = x.bit_length()
-    if keepbits >= maxbits:
+    if keepbits >= maxbits or (nat and x == 1 << (width - 1)):
         return x
     maskbits = maxbits - keepbits
     mask = (((1 << width) - 1) >> maskbits) << maskbits
     top = (1 << (width - 1)) - 1 if signed and x <= (1 << (width - 1)) - 1 else (1 << width) - 1
-    x = min(x + ((x >> maskbits) & 1) + (1 << (maskbits - 1)) - 1, top)
-    return x & mask
+    r = min(x + ((x >> maskbits) & 1) + (1 << (maskbits - 1)) - 1, top) & mask
+    if nat and r == 1 << (width - 1) and x != r:
+        r = (r + (1 << maskbits)) % (1 << width)
+    return r
 
 
 def test_spec_sample_tables(kernels: str) -> None:
@@ -78,7 +82,7 @@ def test_integers_exhaustively_as_zarrs(kernels: str, dtype: str) -> None:
     dt = np.dtype(dtype)
     width = dt.itemsize * 8
     u = np.arange(2**width, dtype=f"u{dt.itemsize}")
-    for keepbits in range(1, width + 2):
+    for keepbits in range(0, width + 2):
         got = bitround(u.view(dt), keepbits).view(u.dtype)
         want = np.array([zarrs_int(int(x), keepbits, width, dt.kind == "i") for x in u], dtype=u.dtype)
         np.testing.assert_array_equal(got, want, err_msg=f"{dtype} keepbits={keepbits}")
@@ -97,10 +101,70 @@ def test_wide_integers_as_zarrs(kernels: str, dtype: str) -> None:
     u = rng.integers(0, 2**width - 1, 3000, dtype="uint64", endpoint=True).astype(f"u{dt.itemsize}")
     edges = [0, 1, 2, 3, 2**(width - 1) - 1, 2**(width - 1), 2**width - 1, 2**width - 2]
     u = np.concatenate([u, np.array(edges, dtype=u.dtype), rng.integers(0, 2**16, 500).astype(u.dtype)])
-    for keepbits in (1, 2, 3, 8, 17, width - 1, width, 100):
+    for keepbits in (0, 1, 2, 3, 8, 17, width - 1, width, 100):
         got = bitround(u.view(dt), keepbits).view(u.dtype)
-        want = np.array([zarrs_int(int(x), keepbits, width, dt.kind != "u") for x in u], dtype=u.dtype)
+        want = np.array([zarrs_int(int(x), keepbits, width, dt.kind != "u", dt.kind in "mM")
+                         for x in u], dtype=u.dtype)
         np.testing.assert_array_equal(got, want, err_msg=f"{dtype} keepbits={keepbits}")
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[ns]", "timedelta64[s]"])
+def test_no_value_rounds_into_nat(kernels: str, dtype: str) -> None:
+    """NaT is int64's smallest pattern: negative values rounded to few bits reach it in zarrs
+    (1960-01-01 with keepbits 1, or the smallest value after NaT with any keepbits)."""
+    rng = np.random.default_rng(5)
+    i64 = np.iinfo("int64")
+    edges = [i64.min, i64.min + 1, i64.min + 2, -(2**62), -1, 0, 1, i64.max,
+             np.datetime64("1960-01-01", "ns").astype("int64")]
+    x = np.concatenate([np.array(edges, "int64"), rng.integers(i64.min, 0, 2000, dtype="int64")])
+    a = x.view(dtype)
+    for keepbits in range(0, 66):
+        got = bitround(a, keepbits)
+        assert np.array_equal(np.isnat(got), np.isnat(a)), f"keepbits={keepbits}"
+    assert bitround(np.array(["1960-01-01"], "datetime64[ns]"), 1)[0] == np.datetime64(0, "ns")
+    assert bitround(np.array([i64.min + 1], "int64").view(dtype), 5).view("int64")[0] == i64.min + 2**59
+    assert bitround(np.array([i64.min + 1], "int64"), 5)[0] == i64.min  # plain int64: as zarrs
+
+
+def test_keepbits_zero_as_numcodecs_and_zarrs(kernels: str) -> None:
+    """The spec's schema allows keepbits 0 (only the leading bit stays): floats round to a
+    power of two, as numcodecs' BitRound and zarrs do."""
+    a = np.array([1.0, 1.4, 1.5, 1.6, 2.9, 3.0, 0.7, -5.0, 1e-40], "float32")
+    assert bitround(a, 0).tolist() == np.asarray(numcodecs.BitRound(0).encode(a.copy())).view("float32").tolist()
+    assert bitround(a, 0).tolist()[:6] == [1.0, 1.0, 2.0, 2.0, 2.0, 2.0]  # ties: even exponent
+    assert bitround(np.array([4, 5, 6, 255], "uint8"), 0).tolist() == [0, 8, 8, 0]  # zarrs: saturates, masks
+    assert BitRound(keepbits=0).get_config() == {"id": "numcodecs_ext.bitround", "keepbits": 0}
+
+
+@pytest.mark.parametrize("name", ["bitround", "numcodecs.bitround"])
+def test_keepbits_zero_written_elsewhere_opens(tmp_path: Path, name: str) -> None:
+    """A store another implementation (numcodecs' BitRound through zarr's adapter, zarrs)
+    wrote with keepbits 0 opens and reads, and we write the same chunk."""
+    data = np.array([0.3, 1.4, 2.9, -7.0, 100.0, 0.0], "float32")
+    chunk = np.asarray(numcodecs.BitRound(0).encode(data.copy())).view("float32")
+    path = tmp_path / "k0.zarr"
+    (path / "c").mkdir(parents=True)
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [6], "data_type": "float32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [6]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0.0, "attributes": {},
+            "codecs": [{"name": name, "configuration": {"keepbits": 0}},
+                       {"name": "bytes", "configuration": {"endian": "little"}}]}
+    (path / "zarr.json").write_text(json.dumps(meta))
+    (path / "c" / "0").write_bytes(chunk.astype("<f4").tobytes())
+    z = zarr.open_array(str(path), mode="r+")
+    np.testing.assert_array_equal(z[:], chunk)
+    z[:] = data
+    assert (path / "c" / "0").read_bytes() == chunk.astype("<f4").tobytes()
+
+
+def test_out_must_be_native_and_same_shape(kernels: str) -> None:
+    a = np.array([1.2, 3.4], ">f4")
+    with pytest.raises(ValueError, match="native dtype"):
+        bitround(a, 3, out=a)
+    with pytest.raises(ValueError, match="shape"):
+        bitround(a, 3, out=np.empty(3, "float32"))
+    assert bitround(a, 3, out=np.empty(2, "float32")).tolist() == bitround(a.astype("f4"), 3).tolist()
 
 
 def test_nat_and_integer_extremes_never_wrap(kernels: str) -> None:
@@ -121,7 +185,7 @@ def test_float_bytes_identical_to_numcodecs(kernels: str, dtype: str, mantissa: 
     a = u.astype(f"u{dt.itemsize}").view(dt)
     a = np.concatenate([a, np.array([0, -0.0, np.finfo(dt).tiny, np.finfo(dt).smallest_subnormal,
                                      np.finfo(dt).max, -np.finfo(dt).max, np.inf, -np.inf], dt)])
-    for keepbits in range(1, mantissa + 1):
+    for keepbits in range(0, mantissa + 1):
         ref = np.asarray(numcodecs.BitRound(keepbits).encode(a.copy())).view(dt)
         got = bitround(a, keepbits)
         same = ~np.isnan(a) & (np.isfinite(ref) | np.isinf(a))
@@ -186,7 +250,7 @@ def test_complex_bfloat16_layouts_and_shapes(kernels: str) -> None:
 
 
 def test_configuration_is_validated() -> None:
-    for bad in (0, -1, True, 1.5, "3", None, 2**32):
+    for bad in (-1, True, 1.5, "3", None, 2**32):
         with pytest.raises(ValueError, match="keepbits"):
             BitRound(keepbits=bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown configuration key"):
@@ -200,7 +264,7 @@ def test_configuration_is_validated() -> None:
     with pytest.raises(ValueError, match="dtype"):
         BitRound(keepbits=3, dtype="bool")
     with pytest.raises(ValueError, match="keepbits"):
-        zarr3.BitRound.from_dict({"name": "bitround", "configuration": {"keepbits": 0}})
+        zarr3.BitRound.from_dict({"name": "bitround", "configuration": {"keepbits": -1}})
     with pytest.raises(ValueError, match="missing required"):
         zarr3.BitRound.from_dict({"name": "bitround", "configuration": {}})
     with pytest.raises(ValueError, match="unknown configuration key"):

@@ -25,13 +25,14 @@ _MAX_KEEPBITS = 2**32 - 1
 
 
 def check_keepbits(value: Any) -> int:
-    """``keepbits`` validated: an integer from 1 to 2**32 - 1."""
+    """``keepbits`` validated: an integer from 0 to 2**32 - 1 (the spec's schema allows 0,
+    which numcodecs' ``BitRound`` and zarrs accept: only the leading bit is kept)."""
     if (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
-            or not 1 <= value <= _MAX_KEEPBITS):
+            or not 0 <= value <= _MAX_KEEPBITS):
         raise ValueError(
             f"codec 'bitround': keepbits={value!r} is not valid; keepbits must be an integer of "
-            "at least 1 (the number of mantissa bits kept for floats, of significant bits for "
-            "integers; values at or above the type's precision keep everything)"
+            f"0 to {_MAX_KEEPBITS} (the number of mantissa bits kept for floats, of significant "
+            "bits for integers; values at or above the type's precision keep everything)"
         )
     return int(value)
 
@@ -63,8 +64,9 @@ class BitRound(ExtCodec):
     ----------
     keepbits : int
         Floats: mantissa bits kept (float32 has 23, float64 52, float16 10, bfloat16 7).
-        Integers: bits kept from the most significant set bit. At least 1; values at or above
-        the type's precision change nothing.
+        Integers: bits kept from the most significant set bit. At least 0 (0 keeps only the
+        leading bit: floats round to a power of two); values at or above the type's precision
+        change nothing.
     dtype : str, optional
         numcodecs only: the array's dtype, to encode or decode raw bytes.
 

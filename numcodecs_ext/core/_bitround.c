@@ -40,18 +40,24 @@
         for (Py_ssize_t i = 0; i < n; i++) {                                                       \
             const T u = x[i];                                                                      \
             const int len = u ? width - (__builtin_clzll((unsigned long long)u) - (64 - width)) : 0; \
-            if (len <= keepbits) {                                                                 \
+            if (len <= keepbits || (is_signed == 2 && u == (T)(smax + 1))) { /* or NaT */          \
                 continue;                                                                          \
             }                                                                                      \
-            const int m = len - keepbits;                                                          \
-            T r = (T)(u + ((u >> m) & 1) + (((T)1 << (m - 1)) - 1));                               \
+            const int m = len - keepbits; /* keepbits 0: m may be the full width */                 \
+            const T low = m >= width ? top : (T)(((T)1 << m) - 1);                                 \
+            const T lsb = m >= width ? 0 : (T)((u >> m) & 1);                                      \
+            T r = (T)(u + lsb + (((T)1 << (m - 1)) - 1));                                          \
             if (r < u) {                                                                           \
                 r = top;                                                                           \
             }                                                                                      \
             if (is_signed && u <= smax && r > smax) {                                              \
                 r = smax;                                                                          \
             }                                                                                      \
-            x[i] = (T)(r & (T) ~(((T)1 << m) - 1));                                                \
+            r = (T)(r & (T)~low);                                                                  \
+            if (is_signed == 2 && r == (T)(smax + 1) && u != r) {                                  \
+                r = (T)(r + low + 1); /* never round into NaT: the next value up instead */        \
+            }                                                                                      \
+            x[i] = r;                                                                              \
         }                                                                                          \
     }
 
@@ -66,8 +72,9 @@ DEFINE_INT(round_i64, uint64_t)
 const char bitround_doc[] =
     "bitround(values, item_size, keepbits, mantissa, signed)\n\n"
     "Round a writable, aligned, C-contiguous buffer of native unsigned bit patterns in place:\n"
-    "floats (mantissa > 0: that many explicit mantissa bits, 0 < keepbits < mantissa) or\n"
-    "integers (mantissa 0; signed 1 for signed types).";
+    "floats (mantissa > 0: that many explicit mantissa bits, 0 <= keepbits < mantissa) or\n"
+    "integers (mantissa 0; signed 1 for signed types, 2 for datetime64/timedelta64, whose\n"
+    "smallest pattern is NaT and never the result of rounding another value).";
 
 PyObject *bitround(PyObject *self, PyObject *args) {
     Py_buffer buf;
@@ -79,7 +86,7 @@ PyObject *bitround(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     const int width = item_size * 8;
     if ((item_size != 1 && item_size != 2 && item_size != 4 && item_size != 8) ||
-        buf.len % item_size != 0 || ((Py_uintptr_t)buf.buf) % item_size != 0 || keepbits < 1 ||
+        buf.len % item_size != 0 || ((Py_uintptr_t)buf.buf) % item_size != 0 || keepbits < 0 ||
         (mantissa > 0 && (keepbits >= mantissa || mantissa >= width || item_size == 1)) ||
         (mantissa == 0 && keepbits >= width) || mantissa < 0) {
         PyErr_SetString(PyExc_ValueError, "bitround: invalid buffer or parameters");

@@ -13,10 +13,14 @@ Where we differ from numcodecs' ``BitRound`` and from zarrs (identical bytes eve
   turns int8 127 with keepbits 1 into -128; we give 64).
 * NaNs are returned unchanged. The others round their payload bits, which turns some NaNs into
   infinities (``0x7f800001``) or into -0.0 (``0x7fffffff``).
+* A datetime64 or timedelta64 value never becomes NaT (the smallest int64, which rounding a
+  negative value to few bits can reach): it takes the next value up with ``keepbits``
+  significant bits instead (zarrs would return NaT).
 * A finite value never becomes infinite: where rounding up would reach infinity, the value is
   truncated to the largest finite value with ``keepbits`` bits instead.
 
-``keepbits`` at or beyond the precision of the type (the mantissa bits, or the integer width)
+``keepbits`` 0 keeps only the leading bit (floats become powers of two), as in zarrs and
+numcodecs; ``keepbits`` at or beyond the precision of the type (the mantissa bits, or the integer width)
 changes nothing, as in zarrs; the spec sets no upper bound.
 
 Examples
@@ -122,7 +126,7 @@ def _round_float(u: np.ndarray, keepbits: int, mantissa: int) -> np.ndarray:
     return r
 
 
-def _round_int(u: np.ndarray, keepbits: int, signed: bool) -> np.ndarray:
+def _round_int(u: np.ndarray, keepbits: int, signed: int) -> np.ndarray:
     width = u.dtype.itemsize * 8
     t = u.dtype.type
     below = u.copy()  # every bit below the most significant set bit, set
@@ -140,6 +144,10 @@ def _round_int(u: np.ndarray, keepbits: int, signed: bool) -> np.ndarray:
         top = t((1 << (width - 1)) - 1)
         np.copyto(r, top, where=(u <= top) & (r > top))
     r &= ~below
+    if signed == 2:  # datetime64/timedelta64: another value never rounds into NaT
+        nat = t(1 << (width - 1))
+        np.add(r, below + t(1), out=r, where=(r == nat) & (u != nat))
+        np.copyto(r, nat, where=u == nat)  # NaT stays NaT, even with keepbits 0
     return r
 
 
@@ -151,7 +159,7 @@ def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> n
     arr : numpy.ndarray
         Any supported dtype (either byte order), shape and memory layout.
     keepbits : int
-        At least 1.
+        At least 0 (0 keeps only the leading bit: floats round to a power of two).
     out : numpy.ndarray, optional
         Where to write the result (same shape, native dtype); may be ``arr`` itself.
 
@@ -160,11 +168,16 @@ def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> n
     numpy.ndarray
         Native byte order, same shape and memory layout as ``arr``.
     """
-    if keepbits < 1:
-        raise ValueError(f"codec 'bitround': keepbits={keepbits!r} must be at least 1")
+    if keepbits < 0:
+        raise ValueError(f"codec 'bitround': keepbits={keepbits!r} must be at least 0")
     p = plan(arr.dtype)
     if out is None:
         out = np.empty_like(arr, dtype=p.dtype)
+    elif out.dtype != p.dtype or out.shape != arr.shape:
+        raise ValueError(
+            f"bitround: out must have the shape {arr.shape} and the native dtype {p.dtype.str!r}, "
+            f"got shape {out.shape} and dtype {out.dtype.str!r}"
+        )
     if out is not arr:
         np.copyto(out, arr, casting="equiv")
     if keepbits >= p.precision or out.size == 0:
@@ -175,10 +188,10 @@ def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> n
         np.copyto(out, rounded)
         return out
     u = flat.view(p.unsigned)
-    signed = p.dtype.kind in "imM"
+    signed = 2 if p.dtype.kind in "mM" else int(p.dtype.kind == "i")
     k = _native.kernels()
     if k is not None and u.flags.aligned and u.flags.writeable:
-        k.bitround(u, u.itemsize, keepbits, p.mantissa or 0, int(signed))
+        k.bitround(u, u.itemsize, keepbits, p.mantissa or 0, signed)
     elif p.mantissa is not None:
         u[...] = _round_float(u, keepbits, p.mantissa)
     else:
