@@ -92,6 +92,41 @@ def test_values_outside_the_stored_bits_are_refused(tmp_path: Path) -> None:
                           compressors=None, serializer=zarr3.PackBits(last_bit=3))
     with pytest.raises(ValueError, match="200"):
         z[:1] = [1]
+    # ... and survive the bits dropped below first_bit, or unwritten parts of a chunk would
+    # read back as another value (data is rounded down by design; the fill value is refused)
+    for dtype, fill, first_bit, back in [("uint8", 3, 2, "0"), ("int16", -1, 1, "-2"),
+                                         ("float32", 1.1, 16, "1.09375")]:
+        z = zarr.create_array(str(tmp_path / f"low-{dtype}.zarr"), shape=(4,), chunks=(2,),
+                              dtype=dtype, fill_value=fill, compressors=None,
+                              serializer=zarr3.PackBits(first_bit=first_bit))
+        with pytest.raises(ValueError, match=f"first_bit={first_bit}.*{back}"):
+            z[:1] = [0]
+        assert not (tmp_path / f"low-{dtype}.zarr" / "c").exists()
+    ok = zarr.create_array(str(tmp_path / "low-ok.zarr"), shape=(4,), chunks=(2,), dtype="uint8",
+                           fill_value=4, compressors=None, serializer=zarr3.PackBits(first_bit=2))
+    ok[:1] = [7]
+    assert ok[:].tolist() == [4, 4, 4, 4]
+
+
+def test_schema_spellings_are_read_and_written_as_the_text_says(tmp_path: Path) -> None:
+    """The spec's schema says start_bit/end_bit and start_byte/end_byte where its text (and zarrs)
+    say first_bit/last_bit and first_byte/last_byte: a store written from the schema opens."""
+    codec = zarr3.PackBits.from_dict({"name": "packbits", "configuration": {
+        "start_bit": 1, "end_bit": 4, "padding_encoding": "end_byte"}})
+    assert codec.to_dict() == {"name": "packbits", "configuration": {
+        "padding_encoding": "last_byte", "first_bit": 1, "last_bit": 4}}
+    assert zarr3.PackBits.from_dict({"name": "packbits", "configuration": {
+        "padding_encoding": "start_byte", "start_bit": None}}).to_dict()["configuration"] == {
+        "padding_encoding": "first_byte"}
+    with pytest.raises(ValueError, match="two spellings"):
+        zarr3.PackBits.from_dict({"name": "packbits", "configuration": {"start_bit": 1, "first_bit": 1}})
+    ours = zarr.create_array(str(tmp_path / "a.zarr"), shape=(5,), dtype="uint8", compressors=None,
+                             serializer=zarr3.PackBits(first_bit=1, last_bit=4))
+    ours[:] = [2, 4, 6, 30, 0]
+    meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
+    meta["codecs"][0]["configuration"] = {"start_bit": 1, "end_bit": 4}
+    (tmp_path / "a.zarr" / "zarr.json").write_text(json.dumps(meta))
+    assert zarr.open_array(str(tmp_path / "a.zarr"))[:].tolist() == [2, 4, 6, 30, 0]
 
 
 def test_bad_configuration() -> None:
@@ -102,7 +137,7 @@ def test_bad_configuration() -> None:
         with pytest.raises(ValueError, match=match):
             PackBits(**kwargs)
     with pytest.raises(ValueError, match="unknown configuration key"):
-        zarr3.PackBits.from_dict({"name": "packbits", "configuration": {"start_bit": 1}})
+        zarr3.PackBits.from_dict({"name": "packbits", "configuration": {"first_bits": 1}})
     with pytest.raises(ValueError, match="unknown configuration key"):  # numcodecs-only keys
         zarr3.PackBits.from_dict({"name": "packbits", "configuration": {"bit_order": "big"}})
     assert zarr3.PackBits.from_dict({"name": "packbits", "configuration": {"first_bit": None}}).to_dict() \
@@ -184,3 +219,14 @@ def test_resolved_by_name_in_a_fresh_process(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-W", "error", "-c", code, str(path)], capture_output=True,
                          text=True, check=True).stdout
     assert json.loads(out) == z[:].tolist() and z[1, 2, 3] == 24  # 23 rounded to 3 bits
+
+
+def test_wide_values_decode_without_shape() -> None:
+    """With padding_encoding 'none', 8 or more bits per value leave no doubt about the count
+    (the padding is under 8 bits): no shape needed, as the README says; fewer bits need it."""
+    for dtype, last_bit in [("uint16", 11), ("int32", 8), ("int16", 9), ("uint8", 7)]:
+        codec = PackBits(dtype=dtype, last_bit=last_bit)
+        a = np.arange(7).astype(dtype)
+        assert np.array_equal(codec.decode(codec.encode(a)), a), dtype
+    with pytest.raises(ValueError, match="shape"):
+        PackBits(dtype="uint8", last_bit=2).encode(np.arange(7, dtype="uint8"))

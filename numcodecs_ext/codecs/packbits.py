@@ -22,6 +22,10 @@ from ._buffers import as_array, deliver, out_dtype
 __all__ = ["PackBits"]
 
 _SPEC_KEYS = ["padding_encoding", "first_bit", "last_bit"]
+#: the spec's JSON schema spells what its text calls first_bit/last_bit and first_byte/last_byte
+#: differently; metadata written from the schema is read (and written back in the text's words)
+_SCHEMA_KEYS = {"start_bit": "first_bit", "end_bit": "last_bit"}
+_SCHEMA_PADDINGS = {"start_byte": "first_byte", "end_byte": "last_byte"}
 _BIT_ORDERS = ("little", "big")
 
 
@@ -140,8 +144,18 @@ class PackBits(ExtCodec):
 
     @classmethod
     def from_v3_configuration(cls, configuration: Mapping[str, Any]) -> PackBits:
-        check_keys("packbits", dict(configuration), _SPEC_KEYS)
-        return cls(**configuration)
+        config = dict(configuration)
+        for schema, text in _SCHEMA_KEYS.items():
+            if schema in config:
+                if text in config:
+                    raise ValueError(f"codec 'packbits': both {schema!r} and {text!r} are given; "
+                                     f"they are two spellings of the same key, give {text!r} only")
+                config[text] = config.pop(schema)
+        check_keys("packbits", config, _SPEC_KEYS)
+        padding = config.get("padding_encoding")
+        if isinstance(padding, str) and padding in _SCHEMA_PADDINGS:
+            config["padding_encoding"] = _SCHEMA_PADDINGS[padding]
+        return cls(**config)
 
     # --- zarr v3 ------------------------------------------------------------------------------
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
@@ -151,8 +165,23 @@ class PackBits(ExtCodec):
         dt = np.dtype(dtype)
         self._bits(dt)
         if strict and fill_value is not None:
-            self._check_fits(np.array(fill_value, dtype=dt), "the array's fill value")
+            self._check_fill_survives(np.array(fill_value, dtype=dt))
         return tuple(shape), dt, fill_value
+
+    def _check_fill_survives(self, fill: np.ndarray) -> None:
+        """The fill value must decode to itself (the spec: an error otherwise), or unwritten parts
+        of chunks would read back as another value. Unlike data, whose bits below ``first_bit``
+        are dropped by design, a fill value that has such bits set is refused."""
+        self._check_fits(fill, "the array's fill value")
+        back = self.decode_chunk(self.encode_chunk(fill.reshape(1)), (1,), fill.dtype)
+        if back.tobytes() != fill.reshape(1).tobytes():
+            first, last = self._bits(fill.dtype.newbyteorder("="))
+            raise ValueError(
+                f"codec 'packbits': the array's fill value {fill.item()!r} has bits set below "
+                f"first_bit={first}, which packbits drops: it would read back as "
+                f"{back[0].item()!r}; choose a fill value whose bits 0..{first - 1} are zero, "
+                f"such as {back[0].item()!r}, or lower first_bit"
+            )
 
     def _check_fits(self, arr: np.ndarray, what: str = "value") -> None:
         """Refuse values the stored bits cannot hold: the spec drops their other bits, which
@@ -187,7 +216,8 @@ class PackBits(ExtCodec):
         if self.padding_encoding != "none":
             return True
         first, last = self._bits(dtype)
-        return (last - first + 1) * core.component_bits(dtype)[1] % 8 == 0
+        # fewer than 8 padding bits: a byte-wide or wider value cannot hide in them
+        return (last - first + 1) * core.component_bits(dtype)[1] >= 8
 
     def encode(self, buf: Any) -> np.ndarray:
         arr = self._encode_input(buf)
