@@ -131,6 +131,22 @@ def test_numcodecs_contract() -> None:
     np.testing.assert_array_equal(codec.encode(a[:, :, ::2]), a[:, :, ::2].reshape(6, 2))
 
 
+def test_zero_dimensional_output_and_input(tmp_path: Path) -> None:
+    """shape=[] makes a chunk of one element 0-d, and back; a 0-d array takes any all-ones shape."""
+    to0d = Reshape(shape=[])
+    assert to0d.encode(np.array([5.5])).shape == ()
+    assert to0d.encode(np.array([[7]], "int8")).shape == ()
+    with pytest.raises(ValueError, match="holds 1 elements"):
+        to0d.encode(np.arange(3))
+    assert Reshape(shape=[1, 1]).encode(np.array(3)).shape == (1, 1)
+    full = Reshape(shape=[], input_shape=[1], dtype="float64")
+    assert full.decode(full.encode(np.array([2.5])).tobytes()).shape == (1,)
+    z = zarr.create_array(str(tmp_path / "z.zarr"), shape=(3,), chunks=(1,), dtype="int16",
+                          filters=[zarr3.Reshape(shape=[])])
+    z[:] = [1, 2, 3]
+    assert z[:].tolist() == [1, 2, 3]
+
+
 @pytest.mark.parametrize("adapter", [False, True])
 def test_zarr_v3_with_shards_and_fill(tmp_path: Path, adapter: bool) -> None:
     cls = zarr3.NumcodecsReshape if adapter else zarr3.Reshape

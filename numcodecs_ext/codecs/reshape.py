@@ -134,7 +134,9 @@ class Reshape(ExtCodec):
             raise ValueError(f"codec 'reshape': configured input_shape={list(self.input_shape)} "
                              f"but the array has shape {list(arr.shape)}")
         self._check_encode_input(arr)
-        return np.ascontiguousarray(self.encode_chunk(arr))
+        out = self.encode_chunk(arr)
+        # (not np.ascontiguousarray, which turns the 0-d result of shape=[] into 1-d)
+        return out if out.flags.c_contiguous else out.copy(order="C")
 
     def decode(self, buf: Any, out: Any = None) -> Any:
         src = as_array(buf)
