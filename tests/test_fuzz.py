@@ -12,10 +12,13 @@ through every decoder; each gives a ValueError or an array of the declared shape
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
 import textwrap
+from fractions import Fraction
+from typing import Any
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
@@ -178,8 +181,21 @@ def test_cast_value_round_trip(drawn, data, layout) -> None:
                           np.asarray(wide_e).reshape(-1)):
         if isinstance(va, float) and va != va:
             continue  # NaN: mapped or an error, checked by the cast tests
-        if va == ve:  # held exactly by the target: it comes back
-            assert vd == va or (va == 0 and vd == 0), (va, ve, vd)
+        if _exact(va) == _exact(ve):  # held exactly by the target: it comes back
+            assert _exact(vd) == _exact(va), (va, ve, vd)
+
+
+def test_exact_comparison_sees_what_float64_hides() -> None:
+    assert _exact(np.int64(2**54 - 1)) != _exact(np.float64(2**54))
+    assert _exact(np.int64(2**54)) == _exact(np.float64(2**54)) and _exact(-0.0) == _exact(0)
+    assert _exact(np.float32(np.inf)) == math.inf
+
+
+def _exact(v: Any) -> Any:
+    """A number compared by value, exactly (int64 2**54 - 1 and float64 2**54 differ; numpy would
+    compare them as float64 and find them equal); infinities as they are."""
+    v = v.item() if isinstance(v, np.generic) else v
+    return v if isinstance(v, float) and not math.isfinite(v) else Fraction(v)
 
 
 # --- zfp: reversible exact, lossy within its bound or refused --------------------------------
