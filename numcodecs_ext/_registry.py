@@ -49,11 +49,16 @@ ZARR: dict[str, str] = {
 #: Rust package, and it follows the spec where zarr 3.4.2 does not (see README), while writing
 #: byte-identical chunks wherever zarr is right, so arrays stay exchangeable both ways. The pin
 #: is one of zarr's config *defaults* (donfig's ``update_defaults``): a value the user set (in
-#: code, a YAML file or ``ZARR_CODECS__<NAME>``) wins, and ``zarr.config.reset()`` keeps it.
-#: ``transpose`` is pinned to zarr's own class by zarr's default config; we leave that alone.
+#: code, a YAML file or ``ZARR_CODECS__<NAME>``) wins, and ``zarr.config.reset()`` keeps it
+#: (ours stand first among the defaults, which reset applies first-wins).
 ZARR_DEFAULTS: dict[str, str] = {
     "scale_offset": ZARR["scale_offset"],
     "cast_value": ZARR["cast_value"],
+    # zarr pins its own TransposeCodec, which checks ``order`` against the array's dimensions: a
+    # transpose after a reshape (as the reshape spec suggests, and as zarrs writes it) sees the
+    # reshaped chunk and could never be opened. Ours checks against the chunk it receives; its
+    # chunks are byte-identical and it passes zarr's own transpose tests.
+    "transpose": ZARR["transpose"],
     # zarr pins its numcodecs adapter here, which takes floats only and reads the integer arrays
     # zarrs wrote under this name as zeros; ours reads and writes every type the spec lists
     "numcodecs.bitround": ZARR["numcodecs.bitround"],
@@ -85,9 +90,11 @@ def register_zarr() -> None:
     register_zarr_dtypes()  # zarr 3.1 never loads the zarr.data_type entry points
     for name, path in ZARR.items():
         register_codec(name, _load(path))
-    config.update_defaults(
-        {"codecs": {name: fully_qualified_name(_load(path)) for name, path in ZARR_DEFAULTS.items()}}
-    )
+    ours = {"codecs": {name: fully_qualified_name(_load(path)) for name, path in ZARR_DEFAULTS.items()}}
+    config.update_defaults(ours)
+    # zarr.config.reset() re-applies donfig's list of defaults with the first one winning, which
+    # would bring back zarr's own pins (transpose, numcodecs.bitround): ours go first
+    config.defaults[:] = [ours] + [d for d in config.defaults if d != ours]
 
 
 def register_all() -> None:
@@ -108,7 +115,7 @@ def zarr_choice(name: str) -> tuple[str, str]:
     from zarr.registry import fully_qualified_name, get_codec_class
 
     chosen = fully_qualified_name(get_codec_class(name))
-    configured = config.get(f"codecs.{name}", None)
+    configured = config.get("codecs", {}).get(name)  # (names contain dots: no dotted lookup)
     env = f"ZARR_CODECS__{name.upper().replace('.', '_')}"
     if os.environ.get(env):
         why = f"set by the environment variable {env}"

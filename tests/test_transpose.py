@@ -253,12 +253,42 @@ def test_byte_identical_with_zarr_builtin(dtype, shape, order, tmp_path) -> None
     assert _read(tmp_path / "theirs.zarr", OURS).tobytes() == arr.tobytes()
 
 
-def test_builtin_stays_default_and_ours_selectable(tmp_path) -> None:
+def test_ours_is_default_and_zarrs_selectable(tmp_path) -> None:
+    """Ours reads ``transpose`` by default (zarr's checks order against the array, so a transpose
+    after a reshape could not open); zarr's own stays one config key away."""
     arr = _sample("int32", (4, 6))
-    _write(tmp_path / "a.zarr", OURS, arr, (1, 0), (2, 3))
-    assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]).__name__ == "TransposeCodec"
-    with zarr.config.set({"codecs.transpose": OURS}):
-        assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]) is V3Transpose
+    _write(tmp_path / "a.zarr", ZARRS_OWN, arr, (1, 0), (2, 3))
+    assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]) is V3Transpose
+    with zarr.config.set({"codecs.transpose": ZARRS_OWN}):
+        assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]).__name__ == "TransposeCodec"
+    zarr.config.reset()  # the default survives a reset (it is one of zarr's config defaults)
+    assert type(zarr.open_array(LocalStore(tmp_path / "a.zarr")).metadata.codecs[0]) is V3Transpose
+
+
+def test_transpose_after_reshape_as_zarrs_writes_it(tmp_path) -> None:
+    """The reshape spec's pattern: reshape to fewer dimensions, then transpose them. A store
+    with zarrs' metadata opens, reads, and we write the same chunk; a wrong order is refused."""
+    data = np.arange(4 * 6 * 2, dtype="int16").reshape(4, 6, 2)
+    path = tmp_path / "rt.zarr"
+    (path / "c" / "0" / "0").mkdir(parents=True)
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [4, 6, 2], "data_type": "int16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 6, 2]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0, "attributes": {},
+            "codecs": [{"name": "reshape", "configuration": {"shape": [[0, 1], 2]}},
+                       {"name": "transpose", "configuration": {"order": [1, 0]}},
+                       {"name": "bytes", "configuration": {"endian": "little"}}]}
+    (path / "zarr.json").write_text(json.dumps(meta))
+    chunk = data.reshape(24, 2).T.astype("<i2").tobytes()
+    (path / "c" / "0" / "0" / "0").write_bytes(chunk)
+    z = zarr.open_array(LocalStore(path), mode="r+")
+    assert np.array_equal(z[...], data)
+    z[...] = data
+    assert (path / "c" / "0" / "0" / "0").read_bytes() == chunk
+    meta["codecs"][1]["configuration"]["order"] = [2, 1, 0]  # 3 entries for the 2-D chunk
+    (path / "zarr.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="order"):
+        zarr.open_array(LocalStore(path))[...]
 
 
 def test_adapter_name_reads_without_config(tmp_path) -> None:

@@ -186,10 +186,11 @@ class _V3Common:
 
     # --- zarr's codec protocol -------------------------------------------------------------
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
-        if _EVOLVES_WITH_ARRAY_SPEC:
-            self._check_at_creation(array_spec)
+        shape, dtype = tuple(array_spec.shape), _native(array_spec)
+        if _EVOLVES_WITH_ARRAY_SPEC:  # bind to what this codec receives, not the array's spec
+            shape, dtype = self._check_at_creation(array_spec)
         bind = getattr(self.codec, "bind", None)
-        bound = self.codec if bind is None else bind(array_spec.shape, _native(array_spec))
+        bound = self.codec if bind is None else bind(shape, dtype)
         if bound is self.codec and not isinstance(self, ArrayArrayV3):
             return self
         # array -> array codecs: a fresh instance per chain, since links to neighbours are kept
@@ -198,7 +199,7 @@ class _V3Common:
         evolved._link(array_spec)
         return evolved
 
-    def _check_at_creation(self, array_spec: ArraySpec) -> None:
+    def _check_at_creation(self, array_spec: ArraySpec) -> tuple[tuple[int, ...], np.dtype]:
         """zarr < 3.2 evolves every codec of a chain with the array's own spec, and resolves the
         chain only when it reads or writes chunks: an array our codecs cannot take at all (an
         offset not representable in its dtype, a complex dtype, 5-D chunks for zfp, integers
@@ -207,7 +208,7 @@ class _V3Common:
         after another, in one thread, all with the same spec object); the fill value is checked
         when chunks are written (see ``resolve_metadata``). A codec of another package between
         two of ours is taken to keep the dtype, as zarr 3.1's own array -> array codec
-        (transpose) does."""
+        (transpose) does. Returns the chunk shape and dtype this codec receives."""
         last = getattr(_creation, "last", None)
         if last is not None and last[0] is array_spec:
             shape, dtype, fill = last[1]
@@ -215,6 +216,7 @@ class _V3Common:
             shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
         resolved = self.codec.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
         _creation.last = (array_spec, resolved)
+        return tuple(shape), dtype
 
     def _link(self, spec: ArraySpec) -> None:
         """Link to the previous codec if ``spec`` is the very object its resolve_metadata

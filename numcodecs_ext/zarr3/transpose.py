@@ -1,8 +1,9 @@
-"""zarr v3 ``transpose`` (an alternative to zarr's built-in) and ``numcodecs.transpose``.
+"""zarr v3 ``transpose`` (zarr's default once numcodecs_ext is installed) and ``numcodecs.transpose``.
 
-zarr's built-in stays the default for ``transpose``; choose this one with
-``zarr.config.set({"codecs.transpose": "numcodecs_ext.zarr3.transpose.Transpose"})``. Both write
-identical metadata and chunks. ``order`` is an explicit permutation, as the spec requires (it
+Unlike zarr's built-in, which checks ``order`` against the array's dimensions, this one checks it
+against the chunk it receives, so a ``transpose`` after a ``reshape`` opens. Both write identical
+metadata and chunks; choose zarr's with
+``zarr.config.set({"codecs.transpose": "zarr.codecs.transpose.TransposeCodec"})``. ``order`` is an explicit permutation, as the spec requires (it
 dropped the constants ``"C"`` and ``"F"``); ``numcodecs.transpose`` keeps the numcodecs
 configuration, where ``"C"``/``"F"`` are resolved when the codec meets its array.
 
