@@ -186,11 +186,12 @@ def run_demo(out: Path | None = None, quiet: bool = False, show_code: bool = Tru
     return 0 if all(r[-1] for r in rows) else 1
 
 
-def _sweep() -> list[tuple[str, str, float]]:
-    """(family, codec kwargs code, promised error) for the trade-off plot."""
+def _sweep() -> list[tuple[str, str, str, float]]:
+    """(family, its setting in words, codec kwargs code, promised error) for the trade-off plot."""
     out = []
     for k in (4, 6, 8, 10, 12, 16, 20):
-        out.append(("bitround + zstd", f"filters=[BitRound(keepbits={k})], compressors=[ZstdCodec(level=3)]",
+        out.append(("bitround + zstd", f"keepbits={k}",
+                    f"filters=[BitRound(keepbits={k})], compressors=[ZstdCodec(level=3)]",
                     512 * 2.0 ** -(k + 1)))
     for bits, scale in ((8, 2), (10, 8), (12, 32), (16, 512)):  # powers of two: exact decoding
         dtype = "uint8" if bits == 8 else "uint16"
@@ -198,16 +199,16 @@ def _sweep() -> list[tuple[str, str, float]]:
         smap = f'{{"encode": [["NaN", {sentinel}]], "decode": [[{sentinel}, "NaN"]]}}'
         code = (f"filters=[ScaleOffset(offset=200, scale={scale}), CastValue(data_type='{dtype}', "
                 f"scalar_map={smap})], compressors=[ZstdCodec(level=3)]")
-        out.append(("scale_offset + cast_value + zstd", code, 0.5 / scale))
+        out.append(("scale_offset + cast_value + zstd", f"{dtype}, scale={scale}", code, 0.5 / scale))
     for tol in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 1e-4):
-        out.append(("zfp fixed_accuracy", f"serializer=Zfp(mode='fixed_accuracy', tolerance={tol}), compressors=None",
-                    tol))
+        out.append(("zfp fixed_accuracy", f"tolerance={tol}",
+                    f"serializer=Zfp(mode='fixed_accuracy', tolerance={tol}), compressors=None", tol))
     for rate in (4, 8, 12, 16):
-        out.append(("zfp fixed_rate", f"serializer=Zfp(mode='fixed_rate', rate={rate}), compressors=None",
-                    float("nan")))
+        out.append(("zfp fixed_rate", f"rate={rate}",
+                    f"serializer=Zfp(mode='fixed_rate', rate={rate}), compressors=None", float("nan")))
     for prec in (12, 16, 20, 24, 28):
         code = f"serializer=Zfp(mode='fixed_precision', precision={prec}), compressors=None"
-        out.append(("zfp fixed_precision", code, float("nan")))
+        out.append(("zfp fixed_precision", f"precision={prec}", code, float("nan")))
     return out
 
 
@@ -232,14 +233,16 @@ def plot_tradeoff(path: str | Path, quiet: bool = False) -> list[tuple[str, floa
     sample = sample_field()
     points = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (family, code, promise) in enumerate(_sweep()):
+        sweep = _sweep()
+        for i, (family, setting, code, promise) in enumerate(sweep):
             if family.startswith("zfp") and not have_zfp:
                 continue
             p = Pipeline(family, f"p{i}", code, float("inf") if np.isnan(promise) else promise,
                          fill_land=family.startswith("zfp"))
-            if not quiet:
-                print(f"[{i + 1}/{len(_sweep())}] {family}: {code.split('(', 2)[1][:40]} ...", file=sys.stderr)
             ratio, err, *_ = _measure(p, sample, Path(tmp) / f"p{i}.zarr")
+            if not quiet:
+                print(f"[{i + 1}/{len(sweep)}] {family}, {setting}: ratio {ratio:.2f}, "
+                      f"max abs error {err:.3g} K", file=sys.stderr)
             points.append((family, err, ratio))
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
     for family in dict.fromkeys(f for f, _, _ in points):
