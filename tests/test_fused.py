@@ -365,6 +365,31 @@ def test_zarr_links_stay_with_their_array(ours) -> None:
     assert alone[...].tolist() == np.arange(8.0).tolist()
 
 
+def test_links_follow_the_spec_not_the_thread(ours) -> None:
+    """A codec finds its predecessor through the spec that predecessor resolved, whichever
+    thread evolves it; a spec zarr derives from it (dataclasses.replace) links nothing."""
+    import dataclasses
+    import threading
+
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+
+    spec = ArraySpec(shape=(4,), dtype=zbase.zarr_dtype(np.dtype("float64")), fill_value=0.0,
+                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
+    so = ZScaleOffset(offset=-8, scale=0.5).evolve_from_array_spec(spec)
+    resolved = so.resolve_metadata(spec)
+    assert resolved.resolved_by is so
+    evolved = []
+    worker = threading.Thread(target=lambda: evolved.append(
+        ZCastValue(data_type="uint8").evolve_from_array_spec(resolved)))
+    worker.start()
+    worker.join()
+    assert evolved[0]._before is so and so._after is evolved[0]
+    copied = dataclasses.replace(resolved, shape=(2,))
+    assert getattr(copied, "resolved_by", None) is None
+    assert ZCastValue(data_type="uint8").evolve_from_array_spec(copied)._before is None
+
+
 def test_deferred_buffer_computes_for_anyone_else() -> None:
     """A deferred result nobody fuses is computed, once, by the first use of its data."""
     calls = []

@@ -66,13 +66,22 @@ async def _in_worker(fn: Any, *args: Any) -> Any:
     return await asyncio.to_thread(fn, *args)
 
 
-#: (codec, the ArraySpec its resolve_metadata last returned) in this thread: how a codec being
-#: evolved recognises the codec right before it in a chain
-_chain = threading.local()
 #: zarr < 3.2 evolves each codec with the array's spec, not the one the codec before returns
 _EVOLVES_WITH_ARRAY_SPEC = Version(zarr.__version__) < Version("3.2")
 #: (array spec, what our last codec evolved with it resolved to) in this thread, zarr < 3.2
 _creation = threading.local()
+
+
+class _ResolvedSpec(ArraySpec):
+    """The chunk spec one of our codecs resolved, naming that codec (``resolved_by``, set on the
+    instance only, so a spec zarr derives from it with ``dataclasses.replace`` names nobody).
+
+    zarr hands this very object to the next codec of the chain (to evolve it, or to resolve its
+    own spec), which is how that codec finds the one right before it: an explicit link that
+    holds in any thread and cannot point into another array's chain.
+    """
+
+    resolved_by: Any = None
 
 
 class _Deferred(_cpu.NDBuffer):
@@ -219,12 +228,12 @@ class _V3Common:
         return tuple(shape), dtype
 
     def _link(self, spec: ArraySpec) -> None:
-        """Link to the previous codec if ``spec`` is the very object its resolve_metadata
-        returned: zarr >= 3.2 evolves a chain in order with that object; zarr 3.1 resolves
-        the specs of each batch in order (then the first batch runs unlinked)."""
-        prev = getattr(_chain, "last", None)
-        if prev is not None and prev[1] is spec:
-            self._link_after(prev[0])
+        """Link to the previous codec if it resolved ``spec``: zarr >= 3.2 evolves a chain in
+        order with the spec each codec resolved; zarr 3.1 resolves the specs of each batch in
+        order (then the first batch runs unlinked)."""
+        prev = spec.resolved_by if isinstance(spec, _ResolvedSpec) else None
+        if prev is not None:
+            self._link_after(prev)
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
         # Checks against the codec's own input dtype happen in resolve_metadata: zarr < 3.2 passes
@@ -244,14 +253,14 @@ class _V3Common:
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
         if fill is None:
             fill = zdtype.default_scalar()
-        resolved = ArraySpec(
+        resolved = _ResolvedSpec(
             shape=shape,
             dtype=zdtype,
             fill_value=fill,
             config=chunk_spec.config,
             prototype=chunk_spec.prototype,
         )
-        _chain.last = (self, resolved)
+        object.__setattr__(resolved, "resolved_by", self)
         return resolved
 
     def _check_fill(self, chunk_spec: ArraySpec) -> None:
