@@ -175,11 +175,12 @@ def tiny() -> None:
     codes = fso.encode(x)
     zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
     zenc = zfp.encode(x)
+    transpose = Transpose(order=[1, 0])  # (constructed once, as zarr and the anchors are)
     ops = [
         ("scale_offset+cast_value encode", lambda: fused_v3.fused_encode(so, x), lambda: fso.encode(x)),
         ("scale_offset+cast_value decode",
          lambda: fused_v3.fused_decode(so, codes, (8, 8), np.dtype("float32")), lambda: fso.decode(codes)),
-        ("transpose encode", lambda: Transpose(order=[1, 0]).encode_chunk(x),
+        ("transpose encode", lambda: transpose.encode_chunk(x),
          lambda: np.ascontiguousarray(x.T)),
         ("zfp encode", lambda: zfp.encode_chunk(x),
          (lambda: ZFPY(mode=4, tolerance=1e-3).encode(x)) if ZFPY else None),
