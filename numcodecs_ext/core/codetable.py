@@ -34,6 +34,12 @@ MIN_ELEMENTS_PER_CODE = 16
 MAX_TABLES = 64
 
 _CACHE: dict[Hashable, Any] = {}
+#: ... or once this many arrays were decoded under one key: small chunks pay about 20 µs each
+#: in set-up without a table, so a table pays for itself after about as many as this
+MIN_CALLS = 64
+#: (elements, arrays) decoded so far without a table, per key: many small chunks of one
+#: configuration earn a table as one large chunk does (approximate: a race only delays it)
+_SEEN: dict[Hashable, tuple[int, int]] = {}
 _LOCK = threading.Lock()
 _MISSING = object()
 
@@ -66,18 +72,30 @@ def exactly(value: Any) -> tuple[Any, ...]:
 
 
 def lookup(key: Hashable, arr: np.ndarray, build: Callable[[], T]) -> T | None:
-    """The cached ``build()`` for ``key``; built (and cached) only when ``arr`` has at least
-    :data:`MIN_ELEMENTS_PER_CODE` elements per possible code, else None."""
+    """The cached ``build()`` for ``key``; built (and cached) only once the arrays looked up
+    under ``key`` have had at least :data:`MIN_ELEMENTS_PER_CODE` elements per possible code
+    in all, or were :data:`MIN_CALLS` arrays, else None."""
     found = _CACHE.get(key, _MISSING)  # (a dict look-up is atomic: no lock on the hot path)
     if found is not _MISSING:
         return found
-    if arr.size < MIN_ELEMENTS_PER_CODE * codes_of(arr.dtype):
+    elements, calls = _SEEN.get(key, (0, 0))
+    elements, calls = elements + arr.size, calls + 1
+    if elements < MIN_ELEMENTS_PER_CODE * codes_of(arr.dtype) and calls < MIN_CALLS:
+        if len(_SEEN) >= 4 * MAX_TABLES:
+            _SEEN.clear()
+        _SEEN[key] = (elements, calls)
         return None
-    value = build()
     with _LOCK:
         if len(_CACHE) >= MAX_TABLES:
             _CACHE.clear()
-        _CACHE[key] = value
+        _CACHE[key] = None  # while building: no table (build() may cast through this module)
+        _SEEN.pop(key, None)
+    try:
+        value = build()
+    except BaseException:
+        _CACHE.pop(key, None)
+        raise
+    _CACHE[key] = value
     return value
 
 

@@ -39,17 +39,29 @@ class _AfterScaleOffset(ArrayArrayV3):
 
     fuses_after = _ScaleOffset
 
+    def _fused_arguments(self, before: Any, dtype: np.dtype, direction: str) -> tuple[Any, ...]:
+        """``(offset, scale, target dtype, cast arguments)`` for arrays of ``dtype``, worked out
+        once per dtype and direction (zarr calls with chunk after chunk of the same)."""
+        cache = self.__dict__.setdefault("_fused_cache", {})
+        key = (dtype, direction)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not before:
+            off, sc = before._parameters(dtype.newbyteorder("="))
+            args = self.codec.cast_arguments(dtype, direction)  # type: ignore[attr-defined]
+            hit = (before, off, sc, args.pop("dtype"), args)
+            if len(cache) < 16:
+                cache[key] = hit
+        return hit[1:]
+
     def fused_encode(self, before: Any, arr: np.ndarray) -> np.ndarray:
-        off, sc = before._parameters(arr.dtype.newbyteorder("="))
-        args = self.codec.cast_arguments(arr.dtype, "encode")  # type: ignore[attr-defined]
-        return fused.encode(arr, off, sc, args.pop("dtype"), **args)
+        off, sc, target, args = self._fused_arguments(before, arr.dtype, "encode")
+        return fused.encode(arr, off, sc, target, **args)
 
     def fused_decode(self, before: Any, arr: Any, shape: tuple[int, ...],
                      dtype: np.dtype) -> np.ndarray:
-        off, sc = before._parameters(dtype)
+        off, sc, target, args = self._fused_arguments(before, dtype, "decode")
         enc = typed(np.asarray(arr), self.codec.data_type).reshape(shape)  # type: ignore[attr-defined]
-        args = self.codec.cast_arguments(dtype, "decode")  # type: ignore[attr-defined]
-        return fused.decode(enc, args.pop("dtype"), off, sc, **args)
+        return fused.decode(enc, target, off, sc, **args)
 
 
 class _CastValueSurface(_AfterScaleOffset):
