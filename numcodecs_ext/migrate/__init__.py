@@ -4,3 +4,10 @@
 A tool layer: it sits above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`, and
 works on whole stores.
 """
+
+from .filters import NotExpressible, filter_codecs
+from .normalize import normalize
+from .v2 import MigrationReport, migrate, plan_store, verify
+
+__all__ = ["MigrationReport", "NotExpressible", "filter_codecs", "migrate", "normalize", "plan_store",
+           "verify"]

@@ -18,6 +18,10 @@ the data type but decodes in float64): ``match="decode"`` (the default, what mig
 stored chunks are kept, so reading must give the very same values) widens to float64 first,
 ``[cast_value(float64), scale_offset, cast_value(wrap)]``, and decodes bit for bit; ``"encode"``
 computes in the data type and writes the very same codes.
+
+``wrap=False`` (what ``migrate`` and ``normalize`` use unless told otherwise) leaves out the
+silent wrapping: stored codes decode exactly as before, and a value written later that the
+stored type cannot hold is refused with an error instead of becoming another number.
 """
 
 from __future__ import annotations
@@ -59,8 +63,8 @@ def adapter_codec(config: Mapping[str, Any]) -> dict[str, Any]:
             "configuration": {k: v for k, v in config.items() if k != "id"}}
 
 
-def filter_codecs(config: Mapping[str, Any], dtype: Any, *,
-                  match: str = "decode") -> tuple[list[dict[str, Any]], np.dtype]:
+def filter_codecs(config: Mapping[str, Any], dtype: Any, *, match: str = "decode",
+                  wrap: bool = True) -> tuple[list[dict[str, Any]], np.dtype]:
     """The zarr v3 codecs for the numcodecs filter ``config`` on arrays of ``dtype``, and the
     dtype (byte order included) the filter hands on.
 
@@ -72,6 +76,10 @@ def filter_codecs(config: Mapping[str, Any], dtype: Any, *,
         What the filter receives.
     match : {"decode", "encode"}
         For float32/float16 ``FixedScaleOffset``: which direction is reproduced bit for bit.
+    wrap : bool
+        Encode values the stored type cannot hold as numpy does, wrapping integers and turning
+        floats infinite (True: numcodecs' bytes), or refuse them (False: a clear error where
+        numcodecs silently stored another value; decoding is the same either way).
 
     Raises
     ------
@@ -93,10 +101,11 @@ def filter_codecs(config: Mapping[str, Any], dtype: Any, *,
         raise ValueError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
     dt = np.dtype(dtype)
     codec_id = config.get("id")
+    oor = "wrap" if wrap else None
     if codec_id == "fixedscaleoffset":
-        return _fixed_scale_offset(config, dt, match)
+        return _fixed_scale_offset(config, dt, match, oor)
     if codec_id == "astype":
-        return _astype(config, dt)
+        return _astype(config, dt, oor)
     return [adapter_codec(config)], dt
 
 
@@ -109,8 +118,8 @@ def _cast(target: np.dtype, rounding: str, out_of_range: str | None) -> dict[str
     return {"name": "cast_value", "configuration": configuration}
 
 
-def _fixed_scale_offset(config: Mapping[str, Any], dt: np.dtype,
-                        match: str) -> tuple[list[dict[str, Any]], np.dtype]:
+def _fixed_scale_offset(config: Mapping[str, Any], dt: np.dtype, match: str,
+                        oor: str | None) -> tuple[list[dict[str, Any]], np.dtype]:
     data, stored = _dtype(config, "dtype"), _dtype(config, "astype")
     where = f"FixedScaleOffset(offset={config.get('offset')!r}, scale={config.get('scale')!r}, " \
             f"dtype={data.str!r}, astype={stored.str!r})"
@@ -131,18 +140,19 @@ def _fixed_scale_offset(config: Mapping[str, Any], dt: np.dtype,
             raise NotExpressible(
                 f"{where}: on integer data numcodecs computes in float64 and truncates; the spec "
                 "codecs reproduce that only with scale 1 and an integral offset")
-        codecs = ([affine] if offset else []) + [_cast(stored, "nearest-even", "wrap")]
+        codecs = ([affine] if offset else []) + [_cast(stored, "nearest-even", oor)]
         return codecs, stored
     if data.kind != "f" or data.itemsize not in (2, 4, 8):
         raise NotExpressible(f"{where}: data type {data.str!r} is not float16/32/64 or an integer type")
-    last = _cast(stored, "nearest-even", "wrap")
+    last = _cast(stored, "nearest-even", oor)
     if data.itemsize == 8 or match == "encode":
         return [affine, last], stored
     # decode in float64 as numpy does, then round once to the data type
     return [_cast(np.dtype("float64"), "nearest-even", "clamp"), affine, last], stored
 
 
-def _astype(config: Mapping[str, Any], dt: np.dtype) -> tuple[list[dict[str, Any]], np.dtype]:
+def _astype(config: Mapping[str, Any], dt: np.dtype,
+            oor: str | None) -> tuple[list[dict[str, Any]], np.dtype]:
     decoded, encoded = _dtype(config, "decode_dtype"), _dtype(config, "encode_dtype")
     where = f"AsType(encode_dtype={encoded.str!r}, decode_dtype={decoded.str!r})"
     if decoded.newbyteorder("=") != dt.newbyteorder("="):
@@ -151,14 +161,14 @@ def _astype(config: Mapping[str, Any], dt: np.dtype) -> tuple[list[dict[str, Any
     if any(k not in "iuf" for k in kinds):
         raise NotExpressible(f"{where}: only integer and float types have spec casts")
     if kinds == "ff":  # nearest even both ways; overflow to infinity is cast_value's clamp
-        return [_cast(encoded, "nearest-even", "clamp")], encoded
+        return [_cast(encoded, "nearest-even", "clamp" if oor else None)], encoded
     if encoded.kind in "iu" and decoded.kind in "iu":  # numpy wraps both ways
-        return [_cast(encoded, "nearest-even", "wrap")], encoded
+        return [_cast(encoded, "nearest-even", oor)], encoded
     if decoded.kind == "f":  # float data stored as integers: numpy truncates
         if encoded.itemsize * 8 > np.finfo(decoded).nmant + 1:
             raise NotExpressible(f"{where}: {decoded.name} cannot hold every {encoded.name}, and "
                                  "numpy rounds those to nearest where the cast would truncate")
-        return [_cast(encoded, "towards-zero", "wrap")], encoded
+        return [_cast(encoded, "towards-zero", oor)], encoded
     # integer data stored as floats: exact wherever the float holds the integer
     if decoded.itemsize * 8 > np.finfo(encoded).nmant + 1:
         raise NotExpressible(f"{where}: {encoded.name} cannot hold every {decoded.name}")

@@ -1,0 +1,284 @@
+"""numcodecs-ext migrate and normalize on real zarr v2 and v3 stores."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+from numcodecs_ext.cli import main
+from numcodecs_ext.migrate import NotExpressible, migrate, normalize, verify
+
+
+def _quiet() -> warnings.catch_warnings:
+    w = warnings.catch_warnings()
+    w.__enter__()
+    warnings.simplefilter("ignore")  # zarr warns about numcodecs codecs and v2 stores
+    return w
+
+
+@pytest.fixture
+def v2_store(tmp_path: Path) -> tuple[Path, dict[str, np.ndarray]]:
+    """A zarr v2 hierarchy as zarr 3 writes one: packed temperatures (FixedScaleOffset + zstd),
+    an int64 array with '/' chunk keys and auto-shuffled blosc, a Fortran-ordered array, a 0-d
+    one, an AsType-filtered one and xarray's dimension names."""
+    path = tmp_path / "v2.zarr"
+    rng = np.random.default_rng(0)
+    data = {
+        "t": (250 + rng.random((20, 30)) * 60).astype("<f4"),
+        "sub/b": np.array([1, 2, 3, 4, -1], ">i8"),
+        "f": np.arange(24, dtype="<f8").reshape(4, 6) * 1.5,
+        "scalar": np.array(7.25),
+        "cast": rng.standard_normal(50).astype("<f8"),
+    }
+    w = _quiet()
+    try:
+        g = zarr.open_group(str(path), mode="w", zarr_format=2)
+        g.attrs["title"] = "test"
+        t = g.create_array("t", shape=(20, 30), chunks=(7, 10), dtype="<f4", fill_value=250.0,
+                           filters=[numcodecs.FixedScaleOffset(offset=250, scale=100, dtype="<f4",
+                                                               astype="<u2")],
+                           compressors=numcodecs.Zstd(level=3))
+        t[:] = data["t"]
+        data["t"] = t[:]  # what the v2 store reads (packed)
+        t.attrs.update({"_ARRAY_DIMENSIONS": ["y", "x"], "units": "K"})
+        b = g.create_group("sub").create_array(
+            "b", shape=(5,), chunks=(2,), dtype=">i8", fill_value=-1,
+            compressors=numcodecs.Blosc(shuffle=-1), chunk_key_encoding={"name": "v2", "separator": "/"})
+        b[:4] = data["sub/b"][:4]
+        f = g.create_array("f", shape=(4, 6), chunks=(3, 4), dtype="<f8", order="F", fill_value=0.0)
+        f[:] = data["f"]
+        s = g.create_array("scalar", shape=(), dtype="<f8", fill_value=0.0)
+        s[()] = 7.25
+        c = g.create_array("cast", shape=(50,), chunks=(20,), dtype="<f8", fill_value=0.0,
+                           filters=[numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")])
+        c[:] = data["cast"]
+        data["cast"] = c[:]
+    finally:
+        w.__exit__(None, None, None)
+    return path, data
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and not p.name.startswith((".z", "zarr.json"))}
+
+
+def test_migrate_keeps_every_chunk_and_reads_the_same(v2_store) -> None:
+    src, data = v2_store
+    dst = src.parent / "v3.zarr"
+    report = migrate(src, dst)
+    assert report.verified and report.chunks_rewritten == 0
+    assert _files(dst) == _files(src)  # every chunk file, byte for byte, under the same key
+    g = zarr.open_group(str(dst), mode="r", zarr_format=3)
+    for name, values in data.items():
+        got = g[name][...]
+        assert got.tobytes() == np.asarray(values, got.dtype).tobytes(), name
+    meta = json.loads((dst / "t" / "zarr.json").read_text())
+    assert [c["name"] for c in meta["codecs"]] == ["cast_value", "scale_offset", "cast_value", "bytes", "zstd"]
+    assert meta["dimension_names"] == ["y", "x"] and meta["attributes"] == {"units": "K"}
+    assert meta["chunk_key_encoding"] == {"name": "v2", "configuration": {"separator": "."}}
+    assert json.loads((dst / "f" / "zarr.json").read_text())["codecs"][0] == {
+        "name": "transpose", "configuration": {"order": [1, 0]}}
+    assert json.loads((dst / "sub" / "b" / "zarr.json").read_text())["codecs"][-1]["configuration"][
+        "shuffle"] == "shuffle"
+    assert g.attrs["title"] == "test"
+    assert not list(dst.rglob(".z*"))
+
+
+def test_migrated_arrays_take_writes(v2_store) -> None:
+    src, _ = v2_store
+    dst = src.parent / "v3.zarr"
+    migrate(src, dst, verify_result=False)
+    t = zarr.open_array(str(dst / "t"), mode="r+")
+    t[0, :3] = [260.0, 261.5, 262.25]
+    assert t[0, :3].tolist() == [260.0, 261.5, 262.25]
+    with pytest.raises(ValueError, match="cannot convert"):  # numcodecs would wrap it silently
+        t[1, 0] = 100.0
+    wrapped = src.parent / "wrapped.zarr"
+    migrate(src, wrapped, wrap=True, verify_result=False)  # ... as numcodecs did, if asked
+    w = zarr.open_array(str(wrapped / "t"), mode="r+")
+    w[1, 0] = 100.0
+    assert w[1, 0] == np.float32(np.uint16(-15000 % 65536) / 100 + 250)
+
+
+def test_a_fill_value_the_codecs_cannot_carry_is_reported(tmp_path: Path) -> None:
+    """numcodecs wrapped the fill value 0 (0 - 250 is no uint16) in partly written chunks; the
+    migrated array reads the same, and says that zarr will refuse writes."""
+    src = tmp_path / "fill.zarr"
+    w = _quiet()
+    try:
+        a = zarr.create_array(str(src), shape=(10,), chunks=(4,), dtype="<f4", zarr_format=2,
+                              fill_value=0.0, filters=[numcodecs.FixedScaleOffset(
+                                  offset=250, scale=100, dtype="<f4", astype="<u2")])
+        a[:6] = 260.0
+        before = a[:]
+    finally:
+        w.__exit__(None, None, None)
+    report = migrate(src, tmp_path / "fill3.zarr")
+    assert "writes will be refused" in str(report) and "fill value" in str(report)
+    assert zarr.open_array(str(tmp_path / "fill3.zarr"))[:].tobytes() == before.tobytes()
+
+
+def test_xarray_opens_the_result_as_it_opened_the_v2_store(tmp_path: Path) -> None:
+    xr = pytest.importorskip("xarray")
+    ds = xr.Dataset({"tas": (("time", "lat"), (280 + np.random.default_rng(1).random((6, 5)) * 20))},
+                    coords={"time": np.arange(6), "lat": np.linspace(-60, 60, 5)})
+    src, dst = tmp_path / "x2.zarr", tmp_path / "x3.zarr"
+    w = _quiet()
+    try:
+        ds.to_zarr(src, zarr_format=2, consolidated=True, encoding={"tas": {"filters": [
+            numcodecs.FixedScaleOffset(offset=280, scale=1000, dtype="<f8", astype="<u2")]}})
+        before = xr.open_zarr(src, consolidated=True).load()
+    finally:
+        w.__exit__(None, None, None)
+    migrate(src, dst)
+    after = xr.open_zarr(dst, consolidated=False, zarr_format=3).load()
+    xr.testing.assert_identical(after, before)
+    assert after["tas"].dims == ("time", "lat")
+
+
+def test_rewrite_when_asked(v2_store) -> None:
+    src, data = v2_store
+    dst = src.parent / "v3.zarr"
+    report = migrate(src, dst, rewrite=True)
+    assert report.chunks_rewritten > 0 and report.verified
+    assert zarr.open_array(str(dst / "t"))[...].tobytes() == data["t"].tobytes()
+
+
+def test_in_place_adds_v3_metadata_last_and_keeps_v2(v2_store) -> None:
+    src, data = v2_store
+    chunks = _files(src)
+    migrate(src, in_place=True)
+    assert _files(src) == chunks and (src / ".zgroup").exists() and (src / "zarr.json").exists()
+    assert zarr.open_array(str(src / "t"), zarr_format=3)[...].tobytes() == data["t"].tobytes()
+    w = _quiet()
+    try:
+        assert zarr.open_array(str(src / "t"), zarr_format=2)[...].tobytes() == data["t"].tobytes()
+    finally:
+        w.__exit__(None, None, None)
+    with pytest.raises(ValueError, match="already has zarr v3 metadata"):
+        migrate(src, in_place=True)
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(v2_store, capsys) -> None:
+    src, _ = v2_store
+    before = sorted(p.as_posix() for p in src.rglob("*"))
+    assert main(["migrate", str(src), str(src.parent / "out.zarr"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "t: float32 [20, 30], 9 chunks, keep chunks" in out
+    assert "fixedscaleoffset -> zstd" in out and "dry run" in out
+    assert sorted(p.as_posix() for p in src.rglob("*")) == before
+    assert not (src.parent / "out.zarr").exists()
+
+
+def test_command_migrates_with_progress_and_verifies(v2_store, capsys) -> None:
+    src, _ = v2_store
+    assert main(["migrate", str(src), str(src.parent / "out.zarr")]) == 0
+    captured = capsys.readouterr()
+    assert "[migrate] 100%" in captured.err and "[verify] 100%" in captured.err
+    assert "verified" in captured.out
+
+
+def test_bad_input_changes_nothing(tmp_path: Path, v2_store, capsys) -> None:
+    src, _ = v2_store
+    assert main(["migrate", str(tmp_path / "missing"), str(tmp_path / "o1")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "plain").mkdir()
+    assert main(["migrate", str(tmp_path / "plain"), str(tmp_path / "o2")]) == 2
+    assert "not a zarr v2 store" in capsys.readouterr().err
+    assert main(["migrate", str(src), str(src)]) == 2
+    assert "exists" in capsys.readouterr().err
+    # a filter the spec codecs cannot express: refused with the reason, or kept if asked
+    w = _quiet()
+    try:
+        bad = zarr.create_array(str(tmp_path / "int.zarr"), shape=(4,), dtype="<i4", zarr_format=2,
+                                filters=[numcodecs.FixedScaleOffset(offset=0, scale=2, dtype="<i4",
+                                                                    astype="<i2")], fill_value=0)
+        bad[:] = [1, 2, 3, 4]
+    finally:
+        w.__exit__(None, None, None)
+    assert main(["migrate", str(tmp_path / "int.zarr"), str(tmp_path / "o3")]) == 2
+    err = capsys.readouterr().err
+    assert "scale 1" in err and "--keep-numcodecs" in err and "nothing was written" in err
+    assert not (tmp_path / "o3").exists() and not (tmp_path / "int.zarr" / "zarr.json").exists()
+    report = migrate(tmp_path / "int.zarr", tmp_path / "o4", keep_numcodecs=True)
+    assert report.arrays[0].metadata["codecs"][0]["name"] == "numcodecs.fixedscaleoffset"
+    w = _quiet()
+    try:
+        assert zarr.open_array(str(tmp_path / "o4"))[:].tolist() == [1, 2, 3, 4]
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_verification_finds_a_changed_chunk(v2_store) -> None:
+    src, _ = v2_store
+    dst = src.parent / "v3.zarr"
+    report = migrate(src, dst, verify_result=False)
+    chunk = dst / "f" / "0.0"
+    raw = bytearray(chunk.read_bytes())
+    raw[8] ^= 0xFF
+    chunk.write_bytes(bytes(raw))
+    with pytest.raises(AssertionError, match="array f"):
+        verify(src, dst, report)
+
+
+def test_normalize_rewrites_adapter_codecs_as_spec_codecs(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "n.zarr"
+    codecs = [{"name": "numcodecs.fixedscaleoffset",
+               "configuration": {"offset": 270, "scale": 100, "dtype": "<f4", "astype": "<u2"}},
+              {"name": "bytes", "configuration": {"endian": "little"}}]
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 65535, 48, dtype="<u2")  # (the last chunk is whole on disk)
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [40], "data_type": "float32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0.0, "codecs": codecs, "attributes": {}}))
+    for i in range(3):
+        (path / "c").mkdir(exist_ok=True)
+        (path / "c" / str(i)).write_bytes(codes[16 * i: 16 * (i + 1)].tobytes())
+    w = _quiet()
+    try:
+        before = zarr.open_array(str(path))[:]
+    finally:
+        w.__exit__(None, None, None)
+    chunks = _files(path)
+    assert main(["normalize", str(path), "--dry-run"]) == 0
+    assert "would change" in capsys.readouterr().out
+    assert json.loads((path / "zarr.json").read_text())["codecs"] == codecs
+    plans = normalize(path)
+    assert [c["name"] for c in plans[0].after] == ["cast_value", "scale_offset", "cast_value", "bytes"]
+    assert _files(path) == chunks
+    assert zarr.open_array(str(path))[:].tobytes() == before.tobytes()
+    assert normalize(path) == []  # nothing left to do
+    assert main(["normalize", str(tmp_path)]) == 2
+    assert "not a zarr v3 store" in capsys.readouterr().err
+
+
+def test_normalize_refuses_what_it_cannot_express(tmp_path: Path) -> None:
+    path = tmp_path / "i.zarr"
+    w = _quiet()
+    try:
+        from zarr.codecs.numcodecs import FixedScaleOffset  # zarr >= 3.2
+    except ImportError:
+        from numcodecs.zarr3 import FixedScaleOffset
+    finally:
+        w.__exit__(None, None, None)
+    w = _quiet()
+    try:
+        z = zarr.create_array(str(path), shape=(4,), dtype="int32", fill_value=0,
+                              filters=[FixedScaleOffset(offset=0, scale=2, dtype="<i4", astype="<i2")])
+        z[:] = [1, 2, 3, 4]
+    finally:
+        w.__exit__(None, None, None)
+    before = (path / "zarr.json").read_text()
+    with pytest.raises(NotExpressible, match="scale 1"):
+        normalize(path)
+    assert (path / "zarr.json").read_text() == before
