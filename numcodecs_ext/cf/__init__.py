@@ -3,7 +3,8 @@
 A CF-packed variable (``scale_factor``, ``add_offset``, ``_FillValue``, int16 ...) becomes a float
 zarr array with the filters ``[scale_offset, cast_value]`` whose stored integers are exactly the
 netCDF integers; :func:`packing_from_attrs` gives the codecs, :func:`zarr_encoding` the ``encoding=``
-for ``xarray.Dataset.to_zarr``, :func:`convert` a whole netCDF file. The trap on the way:
+for ``xarray.Dataset.to_zarr``, :func:`convert` a whole netCDF file, :func:`choose_packing` a
+packing for new data with a guaranteed maximum error. The trap on the way:
 ``scale_offset``'s ``scale`` is the **reciprocal** of CF's ``scale_factor``.
 
 A tool layer above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`; xarray, netCDF4
@@ -12,11 +13,18 @@ and dask are needed only by :func:`zarr_encoding` and :func:`convert`
 """
 
 from .attrs import PACKING_ATTRS, CFPacking, packing_from_attrs, packing_from_codecs, unpacked_dtype
+from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing, data_range
 
 __all__ = [
+    "FLOAT_TYPES",
+    "INTEGER_TYPES",
     "PACKING_ATTRS",
     "CFPacking",
+    "DataRange",
+    "Packing",
+    "choose_packing",
     "convert",
+    "data_range",
     "packing_from_attrs",
     "packing_from_codecs",
     "unpacked_dtype",
