@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import numcodecs_ext  # noqa: F401 - registered before a test saves zarr's config to restore it
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
