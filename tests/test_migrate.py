@@ -216,6 +216,20 @@ def test_bad_input_changes_nothing(tmp_path: Path, v2_store, capsys) -> None:
         w.__exit__(None, None, None)
 
 
+def test_a_corrupt_source_chunk_is_reported_before_anything_is_written(tmp_path: Path, capsys) -> None:
+    w = _quiet()
+    try:
+        b = zarr.create_array(str(tmp_path / "c.zarr"), shape=(6,), chunks=(2,), dtype="<f8",
+                              zarr_format=2, compressors=numcodecs.Blosc())
+        b[:] = np.arange(6.0)
+    finally:
+        w.__exit__(None, None, None)
+    (tmp_path / "c.zarr" / "0").write_bytes(b"garbage!")
+    assert main(["migrate", str(tmp_path / "c.zarr"), str(tmp_path / "out.zarr")]) == 2
+    assert "cannot read the v2 array itself" in capsys.readouterr().err
+    assert not (tmp_path / "out.zarr").exists()
+
+
 def test_verification_finds_a_changed_chunk(v2_store) -> None:
     src, _ = v2_store
     dst = src.parent / "v3.zarr"

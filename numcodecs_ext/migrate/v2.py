@@ -130,13 +130,17 @@ def _probe(root: Path, plan: ArrayPlan) -> str | None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, target)
         (probe / "zarr.json").write_text(json.dumps(plan.metadata))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
                 want = zarr.open_array(str(root), path=plan.path, mode="r", zarr_format=2)[region]
+            except Exception as e:  # noqa: BLE001 - a broken source: said before anything is written
+                raise ValueError(f"array {plan.path or '/'}: zarr cannot read the v2 array itself "
+                                 f"({type(e).__name__}: {e})") from None
+            try:
                 got = zarr.open_array(str(probe), mode="r", zarr_format=3)[region]
-        except Exception as e:  # noqa: BLE001 - any failure means: do not keep the chunks
-            return f"zarr cannot read them under the new metadata: {type(e).__name__}: {e}"
+            except Exception as e:  # noqa: BLE001 - any failure means: do not keep the chunks
+                return f"zarr cannot read them under the new metadata: {type(e).__name__}: {e}"
         if _same(got, want):
             plan.read_only = _write_refused(probe, region, want)
     if not _same(got, want):
@@ -342,6 +346,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except AssertionError as e:
         print(f"numcodecs-ext migrate: verification failed: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - e.g. a corrupt chunk met while rewriting
+        print(f"numcodecs-ext migrate: failed while writing ({type(e).__name__}: {e}); "
+              f"{args.dst or args.src} is incomplete", file=sys.stderr)
         return 1
     if not args.quiet or args.dry_run:
         print(report)
