@@ -81,7 +81,8 @@ def test_migrate_keeps_every_chunk_and_reads_the_same(v2_store) -> None:
         assert got.tobytes() == np.asarray(values, got.dtype).tobytes(), name
     meta = json.loads((dst / "t" / "zarr.json").read_text())
     assert [c["name"] for c in meta["codecs"]] == ["cast_value", "scale_offset", "cast_value", "bytes", "zstd"]
-    assert meta["dimension_names"] == ["y", "x"] and meta["attributes"] == {"units": "K"}
+    assert meta["dimension_names"] == ["y", "x"]
+    assert meta["attributes"] == {"units": "K", "_FillValue": "AAAAAABAb0A="}  # 250.0, as xarray writes it
     assert meta["chunk_key_encoding"] == {"name": "v2", "configuration": {"separator": "."}}
     assert json.loads((dst / "f" / "zarr.json").read_text())["codecs"][0] == {
         "name": "transpose", "configuration": {"order": [1, 0]}}
@@ -141,6 +142,33 @@ def test_xarray_opens_the_result_as_it_opened_the_v2_store(tmp_path: Path) -> No
     after = xr.open_zarr(dst, consolidated=False, zarr_format=3).load()
     xr.testing.assert_identical(after, before)
     assert after["tas"].dims == ("time", "lat")
+
+
+def test_xarray_missing_values_stay_missing(tmp_path: Path) -> None:
+    """xarray masks a v2 array's fill value but reads v3's from the _FillValue attribute."""
+    xr = pytest.importorskip("xarray")
+    ds = xr.Dataset({"n": (("x",), np.array([1, -9999, 3], "int16")),
+                     "t": (("x",), np.array([1.5, np.nan, 2.5])),
+                     "f": (("x",), np.array([1.5, -1.0, 2.5], "float32"))})
+    ds["n"].encoding["_FillValue"] = -9999
+    ds["f"].encoding["_FillValue"] = -1.0
+    src, dst = tmp_path / "m2.zarr", tmp_path / "m3.zarr"
+    w = _quiet()
+    try:
+        ds.to_zarr(src, zarr_format=2, consolidated=False)
+        before = xr.open_zarr(src, consolidated=False).load()
+    finally:
+        w.__exit__(None, None, None)
+    assert np.isnan(before["n"].values[1]) and np.isnan(before["f"].values[1])
+    migrate(src, dst)
+    after = xr.open_zarr(dst, consolidated=False, zarr_format=3).load()
+    xr.testing.assert_identical(after, before)
+    # the same attributes xarray itself writes for zarr v3
+    direct = tmp_path / "direct3.zarr"
+    ds.to_zarr(direct, zarr_format=3, consolidated=False)
+    for name in "ntf":
+        ours = json.loads((dst / name / "zarr.json").read_text())["attributes"]["_FillValue"]
+        assert ours == json.loads((direct / name / "zarr.json").read_text())["attributes"]["_FillValue"]
 
 
 def test_rewrite_when_asked(v2_store) -> None:

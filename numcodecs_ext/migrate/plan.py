@@ -6,12 +6,16 @@ codecs decode them to the same values: ``order: "F"`` becomes a ``transpose``, n
 ``FixedScaleOffset`` / ``AsType`` filters the spec codecs (:mod:`.filters`), other filters zarr's
 ``numcodecs.<id>`` adapter names, the compressor its v3 codec, and the bytes codec takes the
 byte order the filters leave. xarray's ``_ARRAY_DIMENSIONS`` attribute becomes
-``dimension_names``.
+``dimension_names``, and, since xarray masks a v2 array's fill value but reads a v3 array's
+missing-value marker from the ``_FillValue`` attribute, the fill value of such an array becomes
+that attribute too.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,14 +107,27 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
-def _zdtype_json(zarray: dict[str, Any]) -> tuple[Any, Any]:
-    """(data_type JSON, fill_value JSON) for zarr v3, through zarr's own data type machinery."""
+def _zdtype_json(zarray: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
+    type machinery."""
     from zarr.core.dtype import get_data_type_from_json
 
     zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
     fill = zarray.get("fill_value")
     scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
-    return zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3)
+    return zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
+
+
+def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
+    """The ``_FillValue`` attribute as xarray writes it in zarr v3 (floats as the base64 of a
+    little-endian float64), or None where xarray has no such form here."""
+    if dtype.kind == "f":
+        return base64.standard_b64encode(struct.pack("<d", float(value))).decode()
+    if dtype.kind in "iu":
+        return int(value)
+    if dtype.kind == "b":
+        return bool(value)
+    return None
 
 
 def _chunk_files(directory: Path, ndim: int, separator: str) -> list[Path]:
@@ -144,7 +161,7 @@ def array_metadata(root: Path, path: str, *, match: str = "decode", wrap: bool =
     if dtype.kind not in "biufcmM" or dtype.fields is not None:
         raise NotExpressible(f"{where}: data type {zarray['dtype']!r} is not migrated (numeric, "
                              "bool and datetime types only)")
-    data_type, fill_value = _zdtype_json(zarray)
+    data_type, fill_value, fill_scalar = _zdtype_json(zarray)
     separator = zarray.get("dimension_separator", ".")
     codecs: list[dict[str, Any]] = []
     before = []
@@ -170,6 +187,11 @@ def array_metadata(root: Path, path: str, *, match: str = "decode", wrap: bool =
         before.append(str(compressor.get("id")))
         codecs.append(compressor_codec(compressor, current.itemsize))
     attributes = {k: v for k, v in attrs.items() if k != _DIMENSIONS}
+    if _DIMENSIONS in attrs and zarray.get("fill_value") is not None and "_FillValue" not in attrs:
+        # xarray masks a v2 array's fill value, but reads a v3 array's from this attribute
+        xarray_fill = _xarray_fill_value(fill_scalar, dtype)
+        if xarray_fill is not None:
+            attributes["_FillValue"] = xarray_fill
     metadata: dict[str, Any] = {
         "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},

@@ -169,7 +169,17 @@ def _write_json_atomically(path: Path, metadata: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _chunk_regions(shape: list[int], chunks: list[int]):
+#: bytes of decoded values read at a time (zarr decodes the chunks of one read in parallel)
+BLOCK_BYTES = 32 << 20
+
+
+def _chunk_regions(shape: list[int], chunks: list[int], itemsize: int = 0):
+    """Chunk-aligned regions covering the array: single chunks, or (``itemsize`` given) runs of
+    whole chunks along the first axis of at most :data:`BLOCK_BYTES`."""
+    chunks = list(chunks)
+    if itemsize and chunks:
+        chunk_bytes = max(1, math.prod(chunks) * itemsize)
+        chunks[0] *= max(1, BLOCK_BYTES // chunk_bytes)
     grid = [math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks)]
     for index in np.ndindex(*grid):
         yield tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
@@ -279,8 +289,9 @@ def migrate(src: str | Path, dst: str | Path | None = None, *, in_place: bool = 
 
 
 def verify(src: str | Path, dst: str | Path, report: MigrationReport, *, progress: bool = False) -> None:
-    """Read every array from both stores, chunk by chunk, and raise AssertionError on the first
-    difference (values compared bit for bit, NaN payloads included)."""
+    """Read every array from both stores, a few chunks at a time (at most :data:`BLOCK_BYTES` of
+    values from each), and raise AssertionError on the first difference (values compared bit
+    for bit, NaN payloads included)."""
     import zarr
 
     total = sum(int(np.prod(p.metadata["shape"])) for p in report.arrays)
@@ -298,15 +309,16 @@ def _verify(src: str | Path, dst: str | Path, report: MigrationReport, bar: Prog
             a = zarr.open_array(str(src), path=plan.path, mode="r", zarr_format=2)
             b = zarr.open_array(str(dst), path=plan.path, mode="r", zarr_format=3)
             chunks = plan.metadata["chunk_grid"]["configuration"]["chunk_shape"]
-            for region in _chunk_regions(plan.metadata["shape"], chunks) if a.shape else [()]:
+            regions = _chunk_regions(plan.metadata["shape"], chunks, a.dtype.itemsize)
+            for region in regions if a.shape else [()]:
                 try:
                     same = _same(a[region], b[region])
                 except Exception as e:  # noqa: BLE001 - a chunk that cannot be read differs
-                    raise AssertionError(f"array {plan.path or '/'}: the chunk at {region} cannot "
+                    raise AssertionError(f"array {plan.path or '/'}: the chunks at {region} cannot "
                                          f"be read: {type(e).__name__}: {e}") from e
                 if not same:
                     raise AssertionError(f"array {plan.path or '/'}: the v3 store reads other values "
-                                         f"than the v2 store in the chunk at {region}")
+                                         f"than the v2 store in the chunks at {region}")
                 bar.advance(int(np.prod([r.stop - r.start for r in region])) if region else 1)
     finally:
         bar.close()
