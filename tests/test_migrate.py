@@ -324,3 +324,41 @@ def test_normalize_refuses_what_it_cannot_express(tmp_path: Path) -> None:
     with pytest.raises(NotExpressible, match="scale 1"):
         normalize(path)
     assert (path / "zarr.json").read_text() == before
+
+
+def test_a_compressor_zarr_v3_lacks_is_rewritten_with_zstd_and_our_filters_keep_spec_names(tmp_path: Path) -> None:
+    from numcodecs_ext import BitRound, CastValue, ScaleOffset
+
+    x = np.linspace(250, 310, 40)
+    w = _quiet()
+    try:
+        a = zarr.create_array(str(tmp_path / "b64.zarr"), shape=(40,), chunks=(16,), dtype="<f8",
+                              zarr_format=2, compressors=numcodecs.Base64(), fill_value=250.0,
+                              filters=[BitRound(keepbits=20, dtype="float64"),
+                                       ScaleOffset(offset=250, scale=100, dtype="float64"),
+                                       CastValue(data_type="uint16", out_of_range="clamp", dtype="float64")])
+        a[:] = x
+        before = a[:]
+    finally:
+        w.__exit__(None, None, None)
+    report = migrate(tmp_path / "b64.zarr", tmp_path / "out.zarr")
+    plan = report.arrays[0]
+    assert plan.rewrite and "numcodecs.base64" in plan.rewrite and report.verified
+    assert [c["name"] for c in plan.metadata["codecs"]] == [
+        "bitround", "scale_offset", "cast_value", "bytes", "zstd"]
+    assert zarr.open_array(str(tmp_path / "out.zarr"))[:].tobytes() == before.tobytes()
+    with pytest.raises(ValueError, match="cannot rewrite"):
+        migrate(tmp_path / "b64.zarr", in_place=True)
+    assert not (tmp_path / "b64.zarr" / "zarr.json").exists()
+    # a fill value the new codecs cannot carry: a rewrite is impossible, said before writing
+    w = _quiet()
+    try:
+        zarr.create_array(str(tmp_path / "f0.zarr"), shape=(4,), dtype="<f8", zarr_format=2,
+                          compressors=numcodecs.Base64(), fill_value=0.0,
+                          filters=[ScaleOffset(offset=250, scale=100, dtype="float64"),
+                                   CastValue(data_type="uint16", dtype="float64")])[:] = 260.0
+    finally:
+        w.__exit__(None, None, None)
+    with pytest.raises(NotExpressible, match="refuses to write.*fill value"):
+        migrate(tmp_path / "f0.zarr", tmp_path / "f0-out.zarr")
+    assert not (tmp_path / "f0-out.zarr").exists()

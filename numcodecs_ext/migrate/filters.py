@@ -37,6 +37,9 @@ from ..dtypes import dtype_name
 __all__ = ["NotExpressible", "adapter_codec", "filter_codecs"]
 
 MATCHES = ("decode", "encode")
+#: numcodecs_ext's array -> array codecs in zarr v2 filters: numcodecs id -> zarr v3 spec name
+_OURS = {"scale_offset": "scale_offset", "cast_value": "cast_value",
+         "numcodecs_ext.bitround": "bitround"}
 
 
 class NotExpressible(ValueError):
@@ -102,6 +105,12 @@ def filter_codecs(config: Mapping[str, Any], dtype: Any, *, match: str = "decode
     dt = np.dtype(dtype)
     codec_id = config.get("id")
     oor = "wrap" if wrap else None
+    if codec_id in _OURS:  # numcodecs_ext's own codecs under their spec names
+        import numcodecs
+
+        codec = numcodecs.get_codec(dict(config))
+        out = np.dtype(codec.data_type) if codec_id == "cast_value" else dt
+        return [{"name": _OURS[codec_id], "configuration": codec.v3_configuration()}], out
     if codec_id == "fixedscaleoffset":
         return _fixed_scale_offset(config, dt, match, oor)
     if codec_id == "astype":

@@ -140,12 +140,62 @@ def _probe(root: Path, plan: ArrayPlan) -> str | None:
             try:
                 got = zarr.open_array(str(probe), mode="r", zarr_format=3)[region]
             except Exception as e:  # noqa: BLE001 - any failure means: do not keep the chunks
-                return f"zarr cannot read them under the new metadata: {type(e).__name__}: {e}"
+                return _fall_back(plan, f"{type(e).__name__}: {e}")
         if _same(got, want):
             plan.read_only = _write_refused(probe, region, want)
     if not _same(got, want):
         return "the new codecs decode them to other values"
     return None
+
+
+def _opens(metadata: dict[str, Any]) -> str | None:
+    """Why zarr cannot open an array with ``metadata`` (and write its fill value), or None."""
+    import zarr
+
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.zarr"
+        probe.mkdir()
+        (probe / "zarr.json").write_text(json.dumps(metadata))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                zarr.open_array(str(probe), mode="r", zarr_format=3)
+        except Exception as e:  # noqa: BLE001 - reported in words
+            return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _fall_back(plan: ArrayPlan, why: str) -> str:
+    """The chunks cannot be read under the new metadata: if zarr cannot even open it because it
+    has no v3 codec for the compressor, the array is rewritten with zstd instead (the reason is
+    returned); if it cannot open it for another reason, nothing can be written: NotExpressible."""
+    codecs = plan.metadata["codecs"]
+    if _opens(plan.metadata) is None:
+        return f"zarr cannot read them under the new metadata ({why})"
+    last = codecs[-1]["name"]
+    if last.startswith("numcodecs.") and len(codecs) > 1:
+        fallback = {**plan.metadata, "codecs": [*codecs[:-1], {"name": "zstd", "configuration": {
+            "level": 0, "checksum": False}}]}
+        if _opens(fallback) is None:
+            plan.metadata = fallback
+            return f"zarr has no v3 codec for the compressor {last}: rewritten with zstd"
+    raise NotExpressible(f"array {plan.path or '/'}: zarr cannot open it under the new metadata "
+                         f"({why}); nothing was written")
+
+
+def _rewrite_refused(root: Path, plan: ArrayPlan) -> str | None:
+    """Why zarr refuses to write the array's first chunk through its new metadata, or None."""
+    import zarr
+
+    region = _first_chunk_region(root, plan)
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.zarr"
+        probe.mkdir()
+        (probe / "zarr.json").write_text(json.dumps(plan.metadata))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values = zarr.open_array(str(root), path=plan.path, mode="r", zarr_format=2)[region]
+        return _write_refused(probe, region, values)
 
 
 def _write_refused(probe: Path, region: tuple[slice, ...], values: np.ndarray) -> str | None:
@@ -254,6 +304,11 @@ def migrate(src: str | Path, dst: str | Path | None = None, *, in_place: bool = 
             raise ValueError(f"{root} already has zarr v3 metadata at {', '.join(taken)}")
     for plan in report.arrays:
         plan.rewrite = "asked for" if rewrite else _probe(root, plan)
+        if plan.rewrite and not in_place:
+            refused = _rewrite_refused(root, plan)
+            if refused:
+                raise NotExpressible(f"array {plan.path or '/'} must be rewritten ({plan.rewrite}), "
+                                     f"but zarr refuses to write it through the new metadata: {refused}")
     if in_place:
         rewrites = [p.path or "/" for p in report.arrays if p.rewrite]
         if rewrites:
