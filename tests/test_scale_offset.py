@@ -299,3 +299,20 @@ def test_memory_store_chunks_survive_repeated_reads(ours) -> None:
 def test_parameters_invalid_for_every_dtype_refused_without_dtype(kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):
         ScaleOffset(**kwargs)
+
+
+def test_checked_parameters_remembered_by_identity_stay_per_dtype() -> None:
+    """The per-object shortcut (a codec passes the same scalars for every chunk) never hands
+    one dtype's parameters to another, and a refused parameter is refused every time."""
+    from numcodecs_ext.core.scale_offset import checked_parameters
+
+    off, sc = np.float64(300.0), np.float64(0.5)
+    for _ in range(2):
+        f64 = checked_parameters(np.dtype("float64"), off, sc)
+        i16 = checked_parameters(np.dtype("int16"), off, np.float64(1.0))
+        assert f64[0].dtype == np.float64 and i16 == (300, 1)  # integers: exact Python ints
+        assert checked_parameters(np.dtype("float64"), off, sc) is f64
+        with pytest.raises(ValueError, match="non-zero"):
+            checked_parameters(np.dtype("float64"), off, np.float64(0.0))
+        with pytest.raises(ValueError):
+            checked_parameters(np.dtype("int8"), off, sc)  # 300 is no int8

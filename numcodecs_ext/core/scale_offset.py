@@ -83,11 +83,18 @@ def check_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
 
 
 _CHECKED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+#: the same, by the identity of immutable (numpy scalar) arguments: a codec passes the very
+#: same offset and scale objects for every chunk, which then need no new key (the entry holds
+#: them, so their ids cannot be reused while it exists)
+_BY_ID: dict[tuple[int, int], tuple[Any, Any, np.dtype, tuple[Any, Any]]] = {}
 
 
 def checked_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
     """:func:`check_parameters`, remembered per (dtype, offset bits, scale bits): codecs call it
     for every chunk with the same parameters."""
+    hit = _BY_ID.get((id(offset), id(scale)))
+    if hit is not None and hit[0] is offset and hit[1] is scale and hit[2] == dtype:
+        return hit[3]
     key = (np.dtype(dtype), exactly(offset), exactly(scale))
     found = _CHECKED.get(key)
     if found is None:
@@ -95,6 +102,10 @@ def checked_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
         if len(_CHECKED) > 1024:
             _CHECKED.clear()
         _CHECKED[key] = found
+    if isinstance(offset, np.generic) and isinstance(scale, np.generic):
+        if len(_BY_ID) > 1024:
+            _BY_ID.clear()
+        _BY_ID[(id(offset), id(scale))] = (offset, scale, key[0], found)
     return found
 
 
