@@ -101,6 +101,27 @@ def test_range_streams_over_zarr_and_dask(tmp_path: Path) -> None:
     assert data_range(z) == want and data_range(da.from_array(x, chunks=7)) == want == data_range(x)
 
 
+def test_range_reads_bounded_blocks_even_of_one_huge_row(monkeypatch) -> None:
+    from numcodecs_ext.cf import packing
+
+    monkeypatch.setattr(packing, "_SLAB", 100)  # (a small block, so a small array shows it)
+    seen = []
+
+    class Spy:  # records what is read; the data is a real numpy array
+        def __init__(self, a):
+            self.a, self.shape, self.dtype = a, a.shape, a.dtype
+
+        def __getitem__(self, key):
+            out = self.a[key]
+            seen.append(out.size)
+            return out
+
+    x = np.linspace(-1, 5, 3 * 1000).reshape(1, 3, 1000)
+    assert data_range(Spy(x)) == DataRange(-1.0, 5.0, False, 3000)
+    assert max(seen) <= 100 and sum(seen) == 3000
+    assert packing._block((7, 3)) == [7, 3] and packing._block((10**6,)) == [100]
+
+
 def test_codecs_write_and_read_through_zarr(tmp_path: Path) -> None:
     x = np.array([[250.5, np.nan], [300.0, 310.0]], "float32")
     p = choose_packing(x, tolerance=0.01)

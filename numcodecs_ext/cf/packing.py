@@ -51,18 +51,19 @@ class DataRange:
 
 def data_range(data: Any) -> DataRange:
     """The range of ``data`` (numpy, zarr, dask or anything with ``shape`` and slicing), read a
-    slab of the first axis at a time so that arrays larger than memory stream through.
+    block of at most 8 Mi elements at a time so that arrays larger than memory stream through.
 
     >>> data_range(np.array([3.0, np.nan, -1.5]))
     DataRange(min=-1.5, max=3.0, has_nan=True, count=3)
     """
     shape = tuple(getattr(data, "shape", np.shape(data)))
     if not shape:
-        slabs: Sequence[Any] = [np.asarray(data).reshape(1)]
+        slabs: Any = [np.asarray(data).reshape(1)]
     else:
-        per_row = max(1, math.prod(shape[1:]))
-        step = max(1, _SLAB // per_row)
-        slabs = (np.asarray(data[i:i + step]) for i in range(0, shape[0], step))  # type: ignore[assignment]
+        block = _block(shape)
+        grid = [math.ceil(n / b) for n, b in zip(shape, block)]
+        slabs = (np.asarray(data[tuple(slice(i * b, (i + 1) * b) for i, b in zip(index, block))])
+                 for index in np.ndindex(*grid))
     lo, hi, nan, count = math.inf, -math.inf, False, 0
     for slab in slabs:
         a = np.asarray(slab)
@@ -84,6 +85,19 @@ def data_range(data: Any) -> DataRange:
     if lo > hi:
         raise ValueError("the data holds only NaN: there is no range to pack")
     return DataRange(lo, hi, nan, count)
+
+
+def _block(shape: tuple[int, ...]) -> list[int]:
+    """A block shape of at most :data:`_SLAB` elements: whole trailing axes where they fit, the
+    leading ones cut (a single huge row is read in pieces too)."""
+    block = list(shape)
+    for axis in range(len(block)):
+        size = math.prod(block)
+        if size <= _SLAB:
+            break
+        rest = size // max(block[axis], 1)
+        block[axis] = max(1, _SLAB // max(rest, 1))
+    return [max(1, b) for b in block]
 
 
 _range_of = data_range  # (choose_packing's data_range argument hides the function)
