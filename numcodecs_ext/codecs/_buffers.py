@@ -55,7 +55,7 @@ def typed(arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...] | None = None
     An array of that dtype in any byte order is kept as it is (its values are right); anything
     else is taken as raw bytes, in memory order, and reinterpreted.
     """
-    if arr.dtype.newbyteorder("=") != dtype.newbyteorder("="):
+    if arr.dtype != dtype and arr.dtype.newbyteorder("=") != dtype.newbyteorder("="):
         flat = memory_flat(arr)
         flat = (np.ascontiguousarray(arr).reshape(-1) if flat is None else flat).view(np.uint8)
         if flat.nbytes % dtype.itemsize:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -226,5 +227,11 @@ class Transpose(ExtCodec):
             src = arr
         else:
             src = typed(arr, dtype, enc_shape)
-        perm = inverse_order(order)
+        perm = _inverse(order)
         return transpose(src, perm) if copy_is_tiled(src, perm) else src.transpose(perm)
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
+    """:func:`inverse_order`, remembered: it runs for every chunk decoded."""
+    return inverse_order(order)

@@ -20,8 +20,12 @@ True
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -97,25 +101,65 @@ def copy_is_tiled(a: np.ndarray, order: Sequence[int]) -> bool:
     """
     if a.nbytes <= _SMALL_BYTES:
         return False
-    return _plan(a, normalize_order(order, a.ndim))[2] is not None
+    return _geometry_of(a, order).tile_axis is not None
 
 
-def _plan(a: np.ndarray, order: tuple[int, ...]) -> tuple[np.ndarray, list[int], int | None]:
+@dataclass(frozen=True)
+class _Geometry:
+    """How to copy arrays of one shape, strides and item size into ``order``: the source view
+    is ``a.reshape(merged).transpose(perm)`` (or ``a.transpose(perm)`` when ``merged`` is
+    None), tiled along output axis ``tile_axis`` and the last one (None: numpy's copy)."""
+
+    order: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    merged: tuple[int, ...] | None
+    perm: tuple[int, ...]
+    tile_axis: int | None
+
+    def source(self, a: np.ndarray) -> np.ndarray:
+        return (a if self.merged is None else a.reshape(self.merged)).transpose(self.perm)
+
+
+def _geometry_of(a: np.ndarray, order: Sequence[int]) -> _Geometry:
+    """The copy plan for ``a`` (worked out once per geometry: zarr hands a codec chunk after chunk
+    of the same shape and layout, and the planning costs more Python than the copy's call)."""
+    key = (a.shape, a.strides, a.itemsize, tuple(order))
+    geometry = _GEOMETRIES.get(key)
+    if geometry is None:
+        geometry = _plan(a.shape, a.strides, a.itemsize, bool(a.flags.c_contiguous),
+                         normalize_order(order, a.ndim))
+        if len(_GEOMETRIES) >= _MAX_GEOMETRIES:
+            _GEOMETRIES.clear()
+        _GEOMETRIES[key] = geometry
+    return geometry
+
+
+#: copy plans by (shape, strides, item size, order); a dict read without a lock is safe, and a
+#: plan computed twice by two threads is the same plan
+_GEOMETRIES: dict[tuple[Any, ...], _Geometry] = {}
+_MAX_GEOMETRIES = 1024
+
+
+def _plan(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, c_contiguous: bool,
+          order: tuple[int, ...]) -> _Geometry:
     """The (possibly axis-merged) source view, its permutation, and the tiling axis or None."""
-    if a.flags.c_contiguous and a.size:
-        shape, perm = _merge_axes(a.shape, order)
-        src = a.reshape(shape).transpose(perm)
+    size = math.prod(shape)
+    if c_contiguous and size:
+        merged, perm = _merge_axes(shape, order)
+        geometry_shape = [merged[ax] for ax in perm]
+        merged_shape: tuple[int, ...] | None = tuple(merged)
     else:
-        perm = list(order)
-        src = a.transpose(order)
-    n = src.ndim
-    if n < 2 or a.nbytes <= _SMALL_BYTES:
-        return src, perm, None
+        merged_shape, perm = None, list(order)
+        geometry_shape = [shape[ax] for ax in order]
+    n = len(geometry_shape)
+    if n < 2 or size * itemsize <= _SMALL_BYTES:
+        return _Geometry(order, tuple(shape[ax] for ax in order), merged_shape, tuple(perm), None)
     # p: the output axis that is contiguous in the input.
-    p = perm.index(n - 1) if a.flags.c_contiguous else int(np.argmin(np.abs(a.strides)[list(order)]))
-    if p == n - 1:
-        return src, perm, None
-    return src, perm, p
+    if c_contiguous:
+        p = perm.index(n - 1)
+    else:
+        p = int(np.argmin(np.abs(np.asarray(strides, dtype=np.int64)[list(order)])))
+    return _Geometry(order, tuple(shape[ax] for ax in order), merged_shape, tuple(perm), None if p == n - 1 else p)
 
 
 def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
@@ -135,8 +179,8 @@ def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None
     numpy.ndarray
         The transposed, C-contiguous array.
     """
-    order = normalize_order(order, a.ndim)
-    out_shape = tuple(a.shape[ax] for ax in order)
+    geometry = _geometry_of(a, order)
+    out_shape = geometry.out_shape
     if out is None:
         out = np.empty(out_shape, dtype=a.dtype)
     elif out.shape != out_shape or out.dtype != a.dtype or not out.flags.c_contiguous:
@@ -148,13 +192,19 @@ def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None
         return out
     if np.may_share_memory(a, out):  # the copy would read what it has already overwritten
         a = a.copy()
-    src, _, p = _plan(a, order)
+        geometry = _geometry_of(a, geometry.order)
+    src = geometry.source(a)
     dst = out.reshape(src.shape)
-    if p is None:
+    if geometry.tile_axis is None:
         np.copyto(dst, src)
     else:
-        _tiled_copy(dst, src, p, a.itemsize)
+        _tiled_copy(dst, src, geometry.tile_axis, a.itemsize)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _raw_items(itemsize: int) -> np.dtype:
+    return np.dtype(f"V{itemsize}")
 
 
 def _tiled_copy(dst: np.ndarray, src: np.ndarray, p: int, itemsize: int) -> None:
@@ -166,7 +216,7 @@ def _tiled_copy(dst: np.ndarray, src: np.ndarray, p: int, itemsize: int) -> None
     compiled = kernels()
     if compiled is not None:
         # as raw items: the buffer protocol refuses some dtypes (datetime64, ml_dtypes' types)
-        compiled.permute(src.view(f"V{itemsize}"), dst.reshape(-1).view(np.uint8), p)
+        compiled.permute(src.view(_raw_items(itemsize)), dst.reshape(-1).view(np.uint8), p)
         return
     n = src.ndim
     # Long runs along p (contiguous reads), short ones along the last axis (contiguous writes);
