@@ -1,7 +1,8 @@
 """Build script: everything is declared in setup.cfg except the optional compiled kernels.
 
-``numcodecs_ext.core._kernels`` (three C files, the limited C API only, no numpy headers) speeds up
-the scale_offset + cast_value loops, transpose's tiled copy and zfp's check of the values. It is
+``numcodecs_ext.core._kernels`` (five C files, the limited C API only, no numpy headers) speeds up
+the scale_offset + cast_value loops, transpose's tiled copy, zfp's check of the values and its
+libzfp calls (one C call per chunk; libzfp itself is loaded at run time, not linked). It is
 optional twice over: if it cannot be compiled (no C compiler), the install goes on without it,
 and without it the same results come from the numpy kernels, only slower. ``numcodecs-ext info`` says which are in use.
 """
@@ -32,7 +33,8 @@ setup(
         Extension(
             "numcodecs_ext.core._kernels",
             sources=["numcodecs_ext/core/_kernels.c", "numcodecs_ext/core/_permute.c",
-                     "numcodecs_ext/core/_scan.c", "numcodecs_ext/core/_bitround.c"],
+                     "numcodecs_ext/core/_scan.c", "numcodecs_ext/core/_bitround.c",
+                     "numcodecs_ext/core/_zfpcall.c"],
             optional=True,
         )
     ],

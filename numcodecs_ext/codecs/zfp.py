@@ -200,7 +200,14 @@ class Zfp(ExtCodec):
         return tuple(shape), dtype, fill_value
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:
-        return core.compress(arr, **self._spec)
+        return core.compress(arr, self._settings())
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return core.decompress(buf, shape, dtype, **self._spec)
+        return core.decompress(buf, shape, dtype, self._settings())
+
+    def _settings(self) -> Any:
+        """The validated mode, worked out on the first chunk (zarr passes chunk after chunk)."""
+        found = self.__dict__.get("_validated")
+        if found is None:
+            found = self.__dict__["_validated"] = core.settings(**self._spec)
+        return found

@@ -1,6 +1,7 @@
 /*
  * Optional compiled kernels for the hot loops of scale_offset and cast_value (and, in
- * _permute.c, transpose's tiled copy; in _scan.c, zfp's one pass over the values).
+ * _permute.c, transpose's tiled copy; in _scan.c, zfp's one pass over the values; in
+ * _zfpcall.c, a whole libzfp session in one call).
  *
  * numpy does the same work in several passes (round, clip, cast, NaN mask, masked write), each
  * over the whole block; these loops do it in one pass per element, with the GIL released, so
@@ -554,6 +555,15 @@ extern PyObject *permute(PyObject *self, PyObject *args);
 extern const char permute_doc[];
 extern PyObject *scan(PyObject *self, PyObject *args);
 extern const char scan_doc[];
+/* _zfpcall.c */
+extern PyObject *zfp_api(PyObject *self, PyObject *args);
+extern const char zfp_api_doc[];
+extern PyObject *zfp_max_size(PyObject *self, PyObject *args);
+extern const char zfp_max_size_doc[];
+extern PyObject *zfp_encode(PyObject *self, PyObject *args);
+extern const char zfp_encode_doc[];
+extern PyObject *zfp_decode(PyObject *self, PyObject *args);
+extern const char zfp_decode_doc[];
 /* bitround's rounding, in _bitround.c */
 extern PyObject *bitround(PyObject *self, PyObject *args);
 extern const char bitround_doc[];
@@ -565,6 +575,10 @@ static PyMethodDef methods[] = {
     {"permute", permute, METH_VARARGS, permute_doc},
     {"scan", scan, METH_VARARGS, scan_doc},
     {"take", take, METH_VARARGS, take_doc},
+    {"zfp_api", zfp_api, METH_VARARGS, zfp_api_doc},
+    {"zfp_decode", zfp_decode, METH_VARARGS, zfp_decode_doc},
+    {"zfp_encode", zfp_encode, METH_VARARGS, zfp_encode_doc},
+    {"zfp_max_size", zfp_max_size, METH_VARARGS, zfp_max_size_doc},
     {NULL, NULL, 0, NULL},
 };
 

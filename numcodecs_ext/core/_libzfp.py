@@ -42,7 +42,7 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "INSTALL_HINT", "LibZfp", "load", "candidate_paths"]
+__all__ = ["API_NAMES", "ENV_VAR", "INSTALL_HINT", "LibZfp", "load", "candidate_paths"]
 
 ENV_VAR = "NUMCODECS_EXT_LIBZFP"
 INSTALL_HINT = (
@@ -98,6 +98,14 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
 }
 #: the calls that do the work, made with the GIL released; the others keep it
 _RELEASE_GIL = frozenset({"zfp_compress", "zfp_decompress"})
+#: the functions the compiled session (``_zfpcall.c``) calls, in the order of its ``zfp_api_t``
+API_NAMES = (
+    "stream_open", "stream_close", "zfp_stream_open", "zfp_stream_close",
+    "zfp_stream_set_bit_stream", "zfp_stream_rewind", "zfp_stream_set_reversible",
+    "zfp_stream_set_rate", "zfp_stream_set_precision", "zfp_stream_set_accuracy",
+    "zfp_stream_set_params", "zfp_stream_maximum_size", "zfp_field_1d", "zfp_field_2d",
+    "zfp_field_3d", "zfp_field_4d", "zfp_field_free", "zfp_compress", "zfp_decompress",
+)
 
 
 class LibZfp:
@@ -143,6 +151,12 @@ class LibZfp:
                 f"{path} ({self.version}) writes zfp codec version {self.codec_version}; "
                 "the zfp codec needs codec version 5 (zfp 0.5.5 to 1.0.x)"
             )
+
+    def addresses(self) -> tuple[int, ...]:
+        """The addresses of the :data:`API_NAMES` functions in the loaded library (for the
+        compiled session, which calls them directly; this object keeps the library loaded)."""
+        return tuple(ctypes.cast(getattr(self.cdll, name), ctypes.c_void_p).value or 0
+                     for name in API_NAMES)
 
     def __repr__(self) -> str:
         return f"LibZfp({self.path!r}, version={self.version!r})"

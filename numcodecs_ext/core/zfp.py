@@ -42,16 +42,14 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from . import _libzfp
+from . import _zfpsession
 from ._libzfp import (
     ZFP_MAX_BITS,
     ZFP_MAX_PREC,
@@ -79,6 +77,7 @@ __all__ = [
     "compress",
     "decompress",
     "max_compressed_size",
+    "settings",
 ]
 
 #: The parameters each mode requires (and allows).
@@ -397,91 +396,6 @@ def check_dtype(dtype: Any, mode: str, **params: Any) -> np.dtype:
 # libzfp calls
 
 
-_tls = threading.local()
-_SCRATCH_KEEP = 64 * 2**20  # keep per-thread scratch buffers up to this size
-
-
-def _scratch(nbytes: int) -> np.ndarray:
-    """A per-thread reusable byte buffer of at least ``nbytes`` (8-byte aligned)."""
-    buf = getattr(_tls, "buf", None)
-    if buf is None or buf.size < nbytes:
-        buf = np.empty(max(nbytes, 4096), dtype=np.uint8)
-        if nbytes <= _SCRATCH_KEEP:
-            _tls.buf = buf
-    return buf
-
-
-def _address(arr: np.ndarray) -> int:
-    return arr.__array_interface__["data"][0]
-
-
-def _open_stream(lib: _libzfp.LibZfp, mode: _Mode, ztype: int) -> int:
-    zs = lib.zfp_stream_open(None)
-    if not zs:
-        raise MemoryError("libzfp could not allocate a zfp_stream")
-    name = mode.name
-    if name == "reversible":
-        lib.zfp_stream_set_reversible(zs)
-    elif name == "fixed_rate":
-        # zarrs' quirk, reproduced on purpose: dims = 3 for every chunk, no word alignment.
-        lib.zfp_stream_set_rate(zs, mode.a, ztype, 3, 0)
-    elif name == "fixed_precision":
-        lib.zfp_stream_set_precision(zs, mode.b)
-    elif name == "fixed_accuracy":
-        lib.zfp_stream_set_accuracy(zs, mode.a)
-    else:
-        if not lib.zfp_stream_set_params(zs, mode.b, mode.c, int(mode.a), mode.d):
-            lib.zfp_stream_close(zs)
-            raise ValueError(f"libzfp refused the expert parameters {mode}")
-    return zs
-
-
-def _open_field(lib: _libzfp.LibZfp, pointer: int, ztype: int, shape: tuple[int, ...]) -> int:
-    nd = len(shape)
-    if nd <= 1:
-        field = lib.zfp_field_1d(pointer, ztype, shape[0] if nd else 1)
-    elif nd == 2:
-        field = lib.zfp_field_2d(pointer, ztype, shape[1], shape[0])
-    elif nd == 3:
-        field = lib.zfp_field_3d(pointer, ztype, shape[2], shape[1], shape[0])
-    else:
-        field = lib.zfp_field_4d(pointer, ztype, shape[3], shape[2], shape[1], shape[0])
-    if not field:
-        raise MemoryError("libzfp could not allocate a zfp_field")
-    return field
-
-
-@contextlib.contextmanager
-def _session(
-    lib: _libzfp.LibZfp, mode: _Mode, ztype: int, pointer: int | None, shape: tuple[int, ...]
-) -> Iterator[tuple[int, int, Callable[[int, int], None]]]:
-    """A zfp_stream and zfp_field for one call, freed on exit with any attached bitstream.
-
-    Yields ``(stream, field, attach)``; ``attach(address, size)`` points the stream at a buffer.
-    """
-    zs = _open_stream(lib, mode, ztype)
-    field = None
-    bitstreams: list[int] = []
-
-    def attach(address: int, size: int) -> None:
-        bs = lib.stream_open(address, size)
-        if not bs:
-            raise MemoryError("libzfp could not allocate a bitstream")
-        bitstreams.append(bs)
-        lib.zfp_stream_set_bit_stream(zs, bs)
-        lib.zfp_stream_rewind(zs)
-
-    try:
-        field = _open_field(lib, pointer, ztype, shape)
-        yield zs, field, attach
-    finally:
-        for bs in bitstreams:
-            lib.stream_close(bs)
-        if field:
-            lib.zfp_field_free(field)
-        lib.zfp_stream_close(zs)
-
-
 def _check_shape(shape: tuple[int, ...]) -> None:
     if len(shape) > 4:
         raise ValueError(
@@ -490,6 +404,34 @@ def _check_shape(shape: tuple[int, ...]) -> None:
         )
     if any(n < 0 for n in shape):
         raise ValueError(f"invalid shape {shape}")
+
+
+@lru_cache(maxsize=256)
+def _checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` as Python ints, checked (remembered: decoders pass the same shape per chunk)."""
+    shape = tuple(int(n) for n in shape)
+    _check_shape(shape)
+    return shape
+
+
+def settings(mode: str, **params: Any) -> _Mode:
+    """The mode and its parameters, validated once: pass the result as ``mode`` (and no
+    parameters) to :func:`compress` and :func:`decompress`, which then skip validating them
+    again, as codecs do for every chunk.
+
+    >>> fast = settings("fixed_rate", rate=8)
+    >>> compress(np.zeros(4), fast) == compress(np.zeros(4), "fixed_rate", rate=8)
+    True
+    """
+    return _Mode.from_params(mode, params)
+
+
+def _mode_arg(mode: Any, params: Mapping[str, Any]) -> _Mode:
+    if isinstance(mode, _Mode):
+        if params:
+            raise TypeError(f"mode {mode} from settings() takes no more parameters, got {sorted(params)}")
+        return mode
+    return _Mode.from_params(mode, params)
 
 
 def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> int:
@@ -504,17 +446,16 @@ def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params:
     plan = _check(_native(dtype), zmode)
     if math.prod(shape) == 0:
         return 0
-    lib = _libzfp.load()
-    with _session(lib, zmode, plan.ztype, None, shape) as (zs, field, _):
-        return int(lib.zfp_stream_maximum_size(zs, field))
+    return _zfpsession.max_size(zmode, plan.ztype, shape)
 
 
 # --------------------------------------------------------------------------------------------
 # compression
 
 
-def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode) -> np.ndarray:
-    """The C-contiguous array of ``plan.work`` dtype that libzfp compresses (values checked)."""
+def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode, check_floats: bool = True) -> np.ndarray:
+    """The C-contiguous array of ``plan.work`` dtype that libzfp compresses, its values checked
+    (float values only if ``check_floats``: else the compiled session checks them)."""
     kind = plan.kind
     if kind == "promote":  # int8/16, uint8/16: the promoted values always suit zfp
         shift = 31 - plan.bits
@@ -529,7 +470,8 @@ def _prepare(arr: np.ndarray, plan: _Plan, mode: _Mode) -> np.ndarray:
         work = np.ascontiguousarray(arr, dtype=plan.dtype)
         if plan.dtype.kind in "mM":
             work = work.view(np.int64)
-    _check_values(work, plan, mode)
+    if check_floats or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
+        _check_values(work, plan, mode)
     return work if kind != "uint" else work.view(plan.work)
 
 
@@ -756,7 +698,7 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
     >>> len(compress(np.zeros((8, 8)), "fixed_rate", rate=4))  # 2-D: 4 * 4 bits per value
     128
     """
-    zmode = _Mode.from_params(mode, params)
+    zmode = _mode_arg(mode, params)
     a = np.asarray(arr)
     plan = _check(_native(a.dtype), zmode)
     shape = a.shape
@@ -764,16 +706,25 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
     _check_settings(plan, zmode, len(shape))
     if a.size == 0:
         return b""
-    work = _prepare(a, plan, zmode)
-    lib = _libzfp.load()
-    with _session(lib, zmode, plan.ztype, _address(work), shape) as (zs, field, attach):
-        capacity = int(lib.zfp_stream_maximum_size(zs, field))
-        out = _scratch(capacity)
-        attach(_address(out), capacity)
-        size = int(lib.zfp_compress(zs, field))
-    if size == 0 or size > capacity:
-        raise RuntimeError(f"zfp_compress failed (returned {size}, capacity {capacity})")
-    return out[:size].tobytes()
+    check = _compiled_check(plan, zmode)
+    work = _prepare(a, plan, zmode, check_floats=check is None)
+    stream = _zfpsession.compress(work, zmode, plan.ztype, check)
+    if stream is None:  # the compiled check found values to look at: ours raise, or let them by
+        _check_values(work, plan, zmode)
+        stream = _zfpsession.compress(work, zmode, plan.ztype)
+    assert stream is not None
+    return stream
+
+
+def _compiled_check(plan: _Plan, mode: _Mode) -> tuple[int, float, float] | None:
+    """What the compiled session checks in lossy float data before compressing it (see
+    :func:`._zfpsession.compress`), or None where :func:`_check_values` must run first."""
+    if mode.lossless or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
+        return None
+    if not _zfpsession.compiled():
+        return None
+    return (4 if plan.ztype == ZFP_TYPE_FLOAT else 8, 2.0 ** _LOSSY_LIMIT_EXP[plan.ztype],
+            _TINY_BLOCK[plan.ztype])
 
 
 # --------------------------------------------------------------------------------------------
@@ -832,11 +783,10 @@ def decompress(
     ...
     ValueError: zfp stream of 4 bytes is not a whole number of 64-bit words: it is truncated or corrupt
     """
-    zmode = _Mode.from_params(mode, params)
-    dt_req = np.dtype(dtype)
+    zmode = _mode_arg(mode, params)
+    dt_req = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
     plan = _check(_native(dt_req), zmode)
-    shape = tuple(int(n) for n in shape)
-    _check_shape(shape)
+    shape = _checked_shape(tuple(shape))
     src = _as_bytes_array(buf)
     n = src.size
     count = math.prod(shape)
@@ -867,25 +817,16 @@ def decompress(
     else:
         work = np.empty(shape, dtype=plan.work)
 
-    lib = _libzfp.load()
-    with _session(lib, zmode, plan.ztype, _address(work), shape) as (zs, field, attach):
-        capacity = int(lib.zfp_stream_maximum_size(zs, field))
-        if n > capacity:
-            raise ValueError(
-                f"zfp stream of {n} bytes is longer than any stream for shape {shape}, "
-                f"{_dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
-                "corrupt, or decoded with the wrong shape/dtype/configuration"
-            )
-        # libzfp does not check the end of its buffer: decode from a copy at least as large as the
-        # largest stream for this field, so a truncated or corrupt stream stays inside our memory.
-        # (Bytes after n may be stale, but reading them always ends with consumed > n: an error.)
-        size = capacity + 8
-        padded = _scratch(size)
-        padded[:n] = src
-        attach(_address(padded), size)
-        consumed = int(lib.zfp_decompress(zs, field))
-    if consumed > size:  # pragma: no cover - would be a libzfp bug
-        raise RuntimeError(f"libzfp read {consumed} bytes from a {size}-byte buffer")
+    capacity = _zfpsession.max_size(zmode, plan.ztype, shape)
+    if n > capacity:
+        raise ValueError(
+            f"zfp stream of {n} bytes is longer than any stream for shape {shape}, "
+            f"{_dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
+            "corrupt, or decoded with the wrong shape/dtype/configuration"
+        )
+    consumed = _zfpsession.decompress(src, work, zmode, plan.ztype)
+    if consumed > capacity + 8:  # pragma: no cover - would be a libzfp bug
+        raise RuntimeError(f"libzfp read {consumed} bytes from a {capacity + 8}-byte buffer")
     if consumed == 0 or consumed > n:
         raise ValueError(
             f"zfp stream is truncated or corrupt: decoding shape {shape} "
