@@ -64,16 +64,16 @@ def _field(shape: tuple[int, ...]) -> np.ndarray:
 
 # --- 1. GIL-held time --------------------------------------------------------------------------
 
-def gil_held(fn: Callable[[], Any], repeat: int = 15, gap: float = 5e-6) -> tuple[float, float]:
+def gil_held(fn: Callable[[], Any], repeat: int = 21, gap: float = 5e-6) -> tuple[float, float]:
     """Median seconds per call during which ``fn`` held the GIL, and the median number of times it
     took the GIL back from another thread (its GIL hand-offs).
 
     A competing pure-Python thread notes every gap in its own progress longer than ``gap``: while
     it is stopped, the only other Python thread (the one running ``fn``) holds the GIL. Each gap
     counts the hand-off too (the waiting, the wake-up), which is what convoys threads on many
-    cores. The operating system also stops the thread now and then (interrupts, other
-    processes): that background, measured while the main thread sleeps, is subtracted in
-    proportion to ``fn``'s running time.
+    cores. The operating system also stops the thread now and then (timer ticks, other
+    processes): each call is paired with a quiet window of the same length right after it, whose
+    gaps are subtracted, and the median over ``repeat`` pairs is reported.
     """
     gaps: list[tuple[float, float]] = []
     stop = threading.Event()
@@ -87,33 +87,35 @@ def gil_held(fn: Callable[[], Any], repeat: int = 15, gap: float = 5e-6) -> tupl
                 note((last, now))
             last = now
 
+    def spans_in(t0: float, t1: float, first: int) -> tuple[float, int]:
+        spans = [(max(a, t0), min(b, t1)) for a, b in gaps[first:]]
+        spans = [(a, b) for a, b in spans if b > a]
+        return sum(b - a for a, b in spans), len(spans)
+
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)  # the spinner hands the GIL over at once when fn wants it
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
-    def spans_during(call: Callable[[], Any]) -> tuple[float, float, int]:
-        time.sleep(0.002)
-        first, t0 = len(gaps), time.perf_counter()
-        call()
-        t1 = time.perf_counter()
-        time.sleep(0.002)  # the spinner notes the gap that ends when the call returns
-        spans = [(max(a, t0), min(b, t1)) for a, b in gaps[first:]]
-        spans = [(a, b) for a, b in spans if b > a]
-        return t1 - t0, sum(b - a for a, b in spans), len(spans)
-
     try:
         time.sleep(0.02)
-        quiet = [spans_during(lambda: time.sleep(0.05)) for _ in range(3)]
-        # the background per second (less the two hand-offs of sleep's own call and return)
-        bg_time = sum(q[1] for q in quiet) / sum(q[0] for q in quiet)
-        bg_count = max(0.0, sum(q[2] - 2 for q in quiet) / sum(q[0] for q in quiet))
         fn()
         held, handoffs = [], []
         for _ in range(repeat):
-            elapsed, time_held, count = spans_during(fn)
-            held.append(max(0.0, time_held - bg_time * elapsed))
-            handoffs.append(max(0.0, count - bg_count * elapsed))
-        return statistics.median(held), statistics.median(handoffs)
+            time.sleep(0.002)
+            first, t0 = len(gaps), time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            time.sleep(0.002)  # the spinner notes the gap that ends when the call returns
+            busy, count = spans_in(t0, t1, first)
+            # a quiet window as long as the call (less the hand-offs of sleep's call and return)
+            first, q0 = len(gaps), time.perf_counter()
+            time.sleep(t1 - t0)
+            q1 = time.perf_counter()
+            time.sleep(0.002)
+            quiet, quiet_count = spans_in(q0, q1, first)
+            held.append(busy - quiet)
+            handoffs.append(count - max(0, quiet_count - 2))
+        return max(0.0, statistics.median(held)), max(0.0, statistics.median(handoffs))
     finally:
         stop.set()
         thread.join()
@@ -138,27 +140,35 @@ def proxies() -> None:
     codes = fso.encode(a)
     zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
     zfp_bytes = zfp.encode(a)
-    ops: list[tuple[str, dict[str, Callable[[np.ndarray], Any]], Callable[[np.ndarray], Any] | None]] = [
-        ("scale_offset+cast_value encode (fused)", {"": lambda x: fused_v3.fused_encode(so, x)},
-         fso.encode),
+    zfpy = ZFPY(mode=4, tolerance=1e-3) if ZFPY else None  # (constructed once, as zarr's are)
+    transposed = np.ascontiguousarray(a.T)
+    zfpy_bytes = zfpy.encode(a) if zfpy else None
+    f32 = np.dtype("float32")
+    # Encoding, zarr hands a codec either layout; decoding, always what the codec after it (or
+    # the store) just produced: a fresh contiguous buffer, made here before the measurement.
+    encode = ("contiguous", "view")
+    decode = ("contiguous",)
+    ops: list[tuple[str, Callable[[np.ndarray], Any], Callable[[np.ndarray], Any] | None,
+                    tuple[str, ...]]] = [
+        ("scale_offset+cast_value encode (fused)", lambda x: fused_v3.fused_encode(so, x),
+         fso.encode, encode),
         ("scale_offset+cast_value decode (fused)",
-         {"": lambda x: fused_v3.fused_decode(so, codes, CHUNK, np.dtype("float32"))},
-         lambda x: fso.decode(codes)),
-        ("transpose encode", {"": lambda x: tr.encode_chunk(x)},
-         lambda x: np.ascontiguousarray(x.T)),
-        ("transpose decode", {"": lambda x: tr.decode_chunk(np.ascontiguousarray(x.T), CHUNK, x.dtype)},
-         lambda x: np.ascontiguousarray(np.ascontiguousarray(x.T).T)),
-        ("zfp encode (fixed_accuracy)", {"": lambda x: zfp.encode_chunk(x)},
-         (lambda x: ZFPY(mode=4, tolerance=1e-3).encode(np.ascontiguousarray(x))) if ZFPY else None),
-        ("zfp decode", {"": lambda x: zfp.decode_chunk(zfp_bytes, CHUNK, np.dtype("float32"))},
-         (lambda x, e=ZFPY(mode=4, tolerance=1e-3).encode(a) if ZFPY else None:
-          ZFPY(mode=4, tolerance=1e-3).decode(e)) if ZFPY else None),
+         lambda x: fused_v3.fused_decode(so, codes, CHUNK, f32), lambda x: fso.decode(codes), decode),
+        ("transpose encode", tr.encode_chunk, lambda x: np.ascontiguousarray(x.T), encode),
+        ("transpose decode", lambda x: tr.decode_chunk(transposed, CHUNK, f32),
+         lambda x: np.ascontiguousarray(transposed.T), decode),
+        ("zfp encode (fixed_accuracy)", zfp.encode_chunk,
+         (lambda x: zfpy.encode(np.ascontiguousarray(x))) if zfpy else None, encode),
+        ("zfp decode", lambda x: zfp.decode_chunk(zfp_bytes, CHUNK, f32),
+         (lambda x: zfpy.decode(zfpy_bytes)) if zfpy else None, decode),
     ]
     print("GIL held per 4 MiB chunk: ms / hand-offs (lower is better)")
     print(f"  {'operation':42} {'layout':11} {'ours':>12} {'anchor':>12} {'ratio':>7}")
-    for name, ours, anchor in ops:
+    for name, ours, anchor, layouts in ops:
         for layout, x in _views(a).items():
-            o, oh = gil_held(lambda: ours[""](x))
+            if layout not in layouts:
+                continue
+            o, oh = gil_held(lambda: ours(x))
             an, ah = gil_held(lambda: anchor(x)) if anchor else (float("nan"), float("nan"))
             print(f"  {name:42} {layout:11} {o * 1e3:7.3f}/{oh:<4.0f} {an * 1e3:7.3f}/{ah:<4.0f} "
                   f"{o / an if an else float('nan'):7.2f}")
@@ -175,6 +185,7 @@ def tiny() -> None:
     codes = fso.encode(x)
     zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
     zenc = zfp.encode(x)
+    zfpy = ZFPY(mode=4, tolerance=1e-3) if ZFPY else None
     transpose = Transpose(order=[1, 0])  # (constructed once, as zarr and the anchors are)
     ops = [
         ("scale_offset+cast_value encode", lambda: fused_v3.fused_encode(so, x), lambda: fso.encode(x)),
@@ -182,11 +193,9 @@ def tiny() -> None:
          lambda: fused_v3.fused_decode(so, codes, (8, 8), np.dtype("float32")), lambda: fso.decode(codes)),
         ("transpose encode", lambda: transpose.encode_chunk(x),
          lambda: np.ascontiguousarray(x.T)),
-        ("zfp encode", lambda: zfp.encode_chunk(x),
-         (lambda: ZFPY(mode=4, tolerance=1e-3).encode(x)) if ZFPY else None),
+        ("zfp encode", lambda: zfp.encode_chunk(x), (lambda: zfpy.encode(x)) if zfpy else None),
         ("zfp decode", lambda: zfp.decode_chunk(zenc, (8, 8), np.dtype("float32")),
-         (lambda e=ZFPY(mode=4, tolerance=1e-3).encode(x) if ZFPY else None:
-          ZFPY(mode=4, tolerance=1e-3).decode(e)) if ZFPY else None),
+         (lambda e=zfpy.encode(x) if zfpy else None: zfpy.decode(e)) if zfpy else None),
     ]
     print("\nper call on a 64-element chunk, µs (the anchor in brackets)")
     for name, ours, anchor in ops:

@@ -42,6 +42,8 @@ MIN_CALLS = 64
 _SEEN: dict[Hashable, tuple[int, int]] = {}
 _LOCK = threading.Lock()
 _MISSING = object()
+#: the unsigned integer dtype of each item size (built once: a dtype from a string is slow)
+_UINT = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
 def codes_of(dtype: np.dtype) -> int:
@@ -111,7 +113,7 @@ def take(arr: np.ndarray, table: np.ndarray, flat: np.ndarray) -> bool:
         return False  # (the compiled look-up writes aligned items only)
     # as plain unsigned integers: the buffer protocol cannot describe the ml_dtypes types
     size, item = arr.dtype.itemsize, table.dtype.itemsize
-    bits, table_bits, out_bits = f"u{size}", table.view(f"u{item}"), flat.view(f"u{item}")
+    bits, table_bits, out_bits = _UINT[size], table.view(_UINT[item]), flat.view(_UINT[item])
     if not (arr.flags.c_contiguous and arr.flags.aligned):  # one copy of the codes, then one call
         copy = scratch("codes", arr.size, arr.dtype).reshape(arr.shape)
         np.copyto(copy, arr)

@@ -205,10 +205,26 @@ def _code_plan(arr: np.ndarray, dtype: np.dtype, off: Any, sc: Any, rounding: st
     map_key = cache_key(scalar_map)
     if map_key is None:
         return None
-    key = ("fused decode", arr.dtype, dtype, codetable.exactly(off), codetable.exactly(sc),
-           rounding, out_of_range, map_key)
+    key = ("fused decode", arr.dtype, dtype, *_exact_pair(off, sc), rounding, out_of_range,
+           map_key)
     return codetable.lookup(key, arr, lambda: _build_plan(
         arr.dtype, dtype, off, sc, rounding, out_of_range, scalar_map))
+
+
+#: exact keys of (offset, scale) pairs by the identity of the parameter objects, which every
+#: chunk of a codec passes again; an entry holds the objects, so their ids are not reused
+_PAIRS: dict[tuple[int, int], tuple[Any, Any, tuple[Any, Any]]] = {}
+
+
+def _exact_pair(off: Any, sc: Any) -> tuple[Any, Any]:
+    hit = _PAIRS.get((id(off), id(sc)))
+    if hit is not None and hit[0] is off and hit[1] is sc:
+        return hit[2]
+    pair = (codetable.exactly(off), codetable.exactly(sc))
+    if len(_PAIRS) >= 256:
+        _PAIRS.clear()
+    _PAIRS[id(off), id(sc)] = (off, sc, pair)
+    return pair
 
 
 def _build_plan(src: np.dtype, dtype: np.dtype, off: Any, sc: Any, rounding: str,
