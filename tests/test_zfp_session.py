@@ -152,3 +152,74 @@ def test_one_compiled_call_per_chunk_from_many_threads() -> None:
         t.join()
     assert all(r == [e] * 20 for r, e in zip(results, expected))
     assert _zfpsession.compiled()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "<M8[s]"])
+def test_chunk_decoder_is_decompress(dtype: str) -> None:
+    """The per-shape decoder codecs use gives decompress's values, and its errors word for word,
+    for good, truncated, padded, empty and bit-flipped streams."""
+    from numcodecs_ext.core.zfp import chunk_decoder
+
+    mode, params = ("reversible", {}) if np.dtype(dtype).kind in "iuM" else ("fixed_rate", {"rate": 9})
+    a = (np.random.default_rng(7).standard_normal((12, 10)) * 50).astype(dtype)
+    good = compress(a, mode, **params)
+    flipped = bytearray(good)
+    flipped[5] ^= 0x10
+    decode = chunk_decoder(a.shape, dtype, mode, **params)
+    for stream in (good, good[:-8], good[:12], good + bytes(8), b"", bytes(flipped),
+                   np.frombuffer(good, np.uint8), memoryview(good)):
+        try:
+            expected = decompress(stream, a.shape, dtype, mode, **params)
+        except ValueError as exc:
+            with pytest.raises(ValueError) as got:
+                decode(stream)
+            assert str(got.value) == str(exc)
+        else:
+            result = decode(stream)
+            assert result.dtype == expected.dtype and result.shape == expected.shape
+            np.testing.assert_array_equal(result.view("u1"), expected.view("u1"))
+
+
+def test_codec_pickles_after_decoding_chunks() -> None:
+    import pickle
+
+    from numcodecs_ext.codecs.zfp import Zfp
+
+    codec = Zfp(mode="fixed_accuracy", tolerance=1e-2)
+    a = np.linspace(0, 1, 64, dtype="float32").reshape(8, 8)
+    stream = codec.encode_chunk(a)
+    first = codec.decode_chunk(stream, (8, 8), np.dtype("float32"))
+    clone = pickle.loads(pickle.dumps(codec))
+    assert clone == codec
+    np.testing.assert_array_equal(clone.decode_chunk(stream, (8, 8), np.dtype("float32")), first)
+
+
+@pytest.mark.parametrize("mode,params", MODES, ids=[m for m, _ in MODES])
+@pytest.mark.parametrize("dtype", ["float32", "float64", ">f4", "int32", "float16"])
+def test_chunk_encoder_is_compress(mode: str, params: dict, dtype: str) -> None:
+    """The per-shape encoder codecs use gives compress's bytes and errors, in every layout and
+    for the values the lossy checks refuse or look at closely."""
+    from numcodecs_ext.core.zfp import chunk_encoder
+
+    if mode == "fixed_accuracy" and np.dtype(dtype).kind == "i":
+        pytest.skip("fixed_accuracy takes floats only")
+    base = (np.random.default_rng(5).standard_normal((16, 12)) * 30).astype(dtype)
+    encode = chunk_encoder(base.shape, base.dtype, mode, **params)
+    cases = [base, np.asfortranarray(base), np.repeat(base, 2, axis=1)[:, ::2]]
+    if base.dtype.kind == "f":
+        for index, value in (((2, 3), np.nan), ((0, 0), np.inf), ((5, 5), 2.0**-120)):
+            bad = base.copy()
+            bad[index] = value
+            cases.append(bad)
+        tiny = np.zeros_like(base)
+        tiny[:4, :4] = np.float32(2.0**-120)
+        cases.append(tiny)
+    for a in cases:
+        try:
+            expected = compress(a, mode, **params)
+        except ValueError as exc:
+            with pytest.raises(ValueError) as got:
+                encode(a)
+            assert str(got.value) == str(exc)
+        else:
+            assert encode(a) == expected

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..core import _native
 from ..core import zfp as core
 from ..dtypes import parse_dtype
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
@@ -200,10 +201,31 @@ class Zfp(ExtCodec):
         return tuple(shape), dtype, fill_value
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:
-        return core.compress(arr, self._settings())
+        key = (arr.shape, arr.dtype, _native.kernels() is not None)
+        coders = self.__dict__.setdefault("_chunk_coders", {})
+        encode = coders.get(key)
+        if encode is None:
+            encode = core.chunk_encoder(arr.shape, arr.dtype, self._settings())
+            if len(coders) >= 64:
+                coders.clear()
+            coders[key] = encode
+        return encode(arr)
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return core.decompress(buf, shape, dtype, self._settings())
+        key = (tuple(shape), dtype, _native.kernels() is not None, "decode")
+        coders = self.__dict__.setdefault("_chunk_coders", {})
+        decode = coders.get(key)
+        if decode is None:
+            decode = core.chunk_decoder(shape, dtype, self._settings())
+            if len(coders) >= 64:
+                coders.clear()
+            coders[key] = decode
+        return decode(buf)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_chunk_coders", None)  # (closures: rebuilt on the first chunk)
+        return state
 
     def _settings(self) -> Any:
         """The validated mode, worked out on the first chunk (zarr passes chunk after chunk)."""

@@ -15,6 +15,7 @@ The caller (:mod:`.zfp`) validates everything first; here ``mode`` is its normal
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -25,7 +26,7 @@ import numpy as np
 from . import _libzfp
 from ._native import kernels
 
-__all__ = ["compiled", "compress", "decompress", "max_size", "scratch"]
+__all__ = ["compiled", "compress", "decoder", "decompress", "encoder", "max_size", "scratch"]
 
 #: mode numbers of the compiled session
 _MODES = {"reversible": 0, "fixed_rate": 1, "fixed_precision": 2, "fixed_accuracy": 3,
@@ -120,24 +121,64 @@ def compress(work: np.ndarray, mode: Any, ztype: int,
     return out[:size].tobytes()
 
 
+def encoder(mode: Any, ztype: int, shape: tuple[int, ...]) -> tuple[Any, int]:
+    """``(encode, capacity)``: with the compiled session, its C function with the leading
+    arguments bound, called as ``encode(work, out, check item, limit, tiny)`` with ``out`` at
+    least ``capacity`` bytes (see :func:`compress`); ``encode`` is None without it."""
+    return _encoder(mode, ztype, shape, _session_kernels() is not None)
+
+
+@lru_cache(maxsize=1024)
+def _encoder(mode: Any, ztype: int, shape: tuple[int, ...], compiled: bool) -> tuple[Any, int]:
+    session = _session_kernels() if compiled else None
+    capacity = max_size(mode, ztype, shape)
+    if session is None:
+        return None, capacity
+    return functools.partial(session.module.zfp_encode, session.api,
+                             *_spec(mode, ztype, shape)), capacity
+
+
 def decompress(src: np.ndarray, work: np.ndarray, mode: Any, ztype: int) -> int:
     """Decompress the stream ``src`` (bytes as uint8) into the C-contiguous writable ``work`` and
-    return how many bytes it took. libzfp does not check the end of its buffer, so the stream
-    is first copied into a buffer at least as large as the largest stream for this field: a
-    truncated or corrupt stream stays inside our memory (bytes after it may be stale, but
-    reading them always ends with more bytes taken than given, which the caller refuses)."""
-    shape = work.shape
+    return how many bytes it took (see :func:`decoder`)."""
+    decode, size = decoder(mode, ztype, work.shape)
+    return decode(src, scratch(max(size, src.size + 8)), work)
+
+
+def decoder(mode: Any, ztype: int, shape: tuple[int, ...]) -> tuple[Decoder, int]:
+    """``(decode, padded size)`` for streams of this mode, type and shape: ``decode(src, padded,
+    work)`` decompresses ``src`` into ``work`` and returns how many bytes it took. libzfp does
+    not check the end of its buffer, so the stream is first copied into ``padded``, at least
+    ``padded size`` bytes (the largest stream for this field, and 8 more) and 8 more than the
+    stream: a truncated or corrupt stream stays inside our memory (bytes after it may be stale,
+    but reading them always ends with more bytes taken than given, which the caller refuses).
+
+    With the compiled session ``decode`` is the C function itself, with its leading arguments
+    bound: no Python runs between the caller and libzfp (after a large chunk the caller's own
+    code runs from cold caches, so every Python frame on the way back costs microseconds).
+    """
+    return _decoder(mode, ztype, shape, _session_kernels() is not None)
+
+
+Decoder = Callable[[np.ndarray, np.ndarray, np.ndarray], int]
+
+
+@lru_cache(maxsize=1024)
+def _decoder(mode: Any, ztype: int, shape: tuple[int, ...], compiled: bool) -> tuple[Decoder, int]:
     size = max_size(mode, ztype, shape) + 8
-    padded = scratch(max(size, src.size + 8))
-    compiled = _session_kernels()
-    if compiled is not None:
-        return int(compiled.module.zfp_decode(compiled.api, *_spec(mode, ztype, shape), src,
-                                              padded, work))
-    lib = _libzfp.load()
-    padded[: src.size] = src
-    with _session(lib, mode, ztype, _address(work), shape) as (zs, field, attach):
-        attach(_address(padded), padded.size)
-        return int(lib.zfp_decompress(zs, field))
+    session = _session_kernels() if compiled else None
+    if session is not None:
+        return functools.partial(session.module.zfp_decode, session.api,
+                                 *_spec(mode, ztype, shape)), size
+
+    def decode(src: np.ndarray, padded: np.ndarray, work: np.ndarray) -> int:
+        lib = _libzfp.load()
+        padded[: src.size] = src
+        with _session(lib, mode, ztype, _address(work), shape) as (zs, field, attach):
+            attach(_address(padded), padded.size)
+            return int(lib.zfp_decompress(zs, field))
+
+    return decode, size
 
 
 # --- the same session through ctypes ---------------------------------------------------------

@@ -42,8 +42,9 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
@@ -74,6 +75,8 @@ __all__ = [
     "check_config",
     "check_encode",
     "check_dtype",
+    "chunk_decoder",
+    "chunk_encoder",
     "compress",
     "decompress",
     "max_compressed_size",
@@ -817,26 +820,20 @@ def decompress(
     else:
         work = np.empty(shape, dtype=plan.work)
 
-    capacity = _zfpsession.max_size(zmode, plan.ztype, shape)
+    decode, padded_size = _zfpsession.decoder(zmode, plan.ztype, shape)
+    capacity = padded_size - 8
     if n > capacity:
         raise ValueError(
             f"zfp stream of {n} bytes is longer than any stream for shape {shape}, "
             f"{_dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
             "corrupt, or decoded with the wrong shape/dtype/configuration"
         )
-    consumed = _zfpsession.decompress(src, work, zmode, plan.ztype)
-    if consumed > capacity + 8:  # pragma: no cover - would be a libzfp bug
-        raise RuntimeError(f"libzfp read {consumed} bytes from a {capacity + 8}-byte buffer")
-    if consumed == 0 or consumed > n:
-        raise ValueError(
-            f"zfp stream is truncated or corrupt: decoding shape {shape} "
-            f"{_dtype_label(plan.dtype)} ({zmode.name}) needs {consumed} bytes, got {n}"
-        )
-    if consumed < n:
-        raise ValueError(
-            f"zfp stream is corrupt or decoded with the wrong shape/dtype/configuration: it ends "
-            f"after {consumed} bytes, but {n} bytes were given ({n - consumed} extra)"
-        )
+    consumed = decode(src, _zfpsession.scratch(max(padded_size, n + 8)), work)
+    if consumed != n:
+        _stream_error(consumed, n, capacity, shape, plan, zmode)
+    kind = plan.kind
+    if kind == "direct" and result.dtype is dt_req:  # the common case: nothing more to do
+        return result
 
     kind = plan.kind
     if kind == "uint":
@@ -866,6 +863,95 @@ def decompress(
             with np.errstate(invalid="ignore"):  # NaN payloads are kept (float16) as they are
                 result[...] = work
     return _finish_dtype(result, dt_req)
+
+
+def chunk_encoder(shape: tuple[int, ...], dtype: Any, mode: Any,
+                  **params: Any) -> Callable[[np.ndarray], bytes]:
+    """``lambda arr: compress(arr, mode, **params)``, for chunk after chunk of one shape and
+    dtype (see :func:`chunk_decoder`). A C-contiguous float32 or float64 array goes to libzfp
+    in one call with its values checked there; anything else, and values that need a closer
+    look, take :func:`compress`: the results and errors are its own.
+
+    >>> encode = chunk_encoder((4,), "float32", "fixed_rate", rate=8)
+    >>> encode(np.ones(4, "float32")) == compress(np.ones(4, "float32"), "fixed_rate", rate=8)
+    True
+    """
+    zmode = _mode_arg(mode, params)
+    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    plan = _check(_native(dt), zmode)
+    shape = _checked_shape(tuple(shape))
+    general: Callable[[np.ndarray], bytes] = functools.partial(compress, mode=zmode)
+    if plan.work != dt or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE) \
+            or math.prod(shape) == 0:
+        return general
+    _check_settings(plan, zmode, len(shape))
+    encode, capacity = _zfpsession.encoder(zmode, plan.ztype, shape)
+    if encode is None:
+        return general
+    check = _compiled_check(plan, zmode) or (0, 0.0, 0.0)
+    item, limit, tiny = check
+    scratch = _zfpsession.scratch
+
+    def run(arr: np.ndarray) -> bytes:
+        if arr.shape != shape or arr.dtype != dt or not arr.flags.c_contiguous:
+            return general(arr)
+        stream = encode(arr, scratch(capacity), item, limit, tiny)
+        return general(arr) if stream is None else stream  # (None: values to look at closely)
+
+    return run
+
+
+def chunk_decoder(shape: tuple[int, ...], dtype: Any, mode: Any,
+                  **params: Any) -> Callable[[Any], np.ndarray]:
+    """``lambda buf: decompress(buf, shape, dtype, mode, **params)``, for chunk after chunk of
+    one shape and dtype: validation and set-up happen here, once.
+
+    Results and errors are :func:`decompress`'s. For float32, float64, int32 and int64 with the
+    compiled session, each call runs only a few lines of Python around the one C call: after a
+    large chunk those lines run from cold caches, where each costs a microsecond or more with the
+    GIL held (the other types call :func:`decompress`).
+
+    >>> decode = chunk_decoder((4,), "int32", "reversible")
+    >>> decode(compress(np.arange(4, dtype="int32"), "reversible"))
+    array([0, 1, 2, 3], dtype=int32)
+    """
+    zmode = _mode_arg(mode, params)
+    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    plan = _check(_native(dt), zmode)
+    shape = _checked_shape(tuple(shape))
+    if plan.work != dt or math.prod(shape) == 0 or not _zfpsession.compiled():
+        return functools.partial(decompress, shape=shape, dtype=dt, mode=zmode)
+    decode, padded_size = _zfpsession.decoder(zmode, plan.ztype, shape)
+    capacity, scratch, empty, as_bytes = padded_size - 8, _zfpsession.scratch, np.empty, _as_bytes_array
+
+    def run(buf: Any) -> np.ndarray:
+        src = as_bytes(buf)
+        n = src.size
+        if n % 8 or n > capacity or not n:
+            return decompress(buf, shape, dt, zmode)  # raises, with the reason
+        result = empty(shape, dt)
+        consumed = decode(src, scratch(padded_size if padded_size > n + 8 else n + 8), result)
+        if consumed != n:
+            _stream_error(consumed, n, capacity, shape, plan, zmode)
+        return result
+
+    return run
+
+
+def _stream_error(consumed: int, n: int, capacity: int, shape: tuple[int, ...], plan: _Plan,
+                  mode: _Mode) -> None:
+    """Raise for a stream of ``n`` bytes of which libzfp took ``consumed``."""
+    if consumed > capacity + 8:  # pragma: no cover - would be a libzfp bug
+        raise RuntimeError(f"libzfp read {consumed} bytes from a {capacity + 8}-byte buffer")
+    if consumed == 0 or consumed > n:
+        raise ValueError(
+            f"zfp stream is truncated or corrupt: decoding shape {shape} "
+            f"{_dtype_label(plan.dtype)} ({mode.name}) needs {consumed} bytes, got {n}"
+        )
+    raise ValueError(
+        f"zfp stream is corrupt or decoded with the wrong shape/dtype/configuration: it ends "
+        f"after {consumed} bytes, but {n} bytes were given ({n - consumed} extra)"
+    )
 
 
 def _finish_dtype(result: np.ndarray, dt_req: np.dtype) -> np.ndarray:
