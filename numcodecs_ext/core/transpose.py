@@ -182,17 +182,17 @@ def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None
     geometry = _geometry_of(a, order)
     out_shape = geometry.out_shape
     if out is None:
-        out = np.empty(out_shape, dtype=a.dtype)
+        out = np.empty(out_shape, dtype=a.dtype)  # (new memory: it cannot overlap a)
     elif out.shape != out_shape or out.dtype != a.dtype or not out.flags.c_contiguous:
         raise ValueError(
             f"out must be a C-contiguous {a.dtype} array of shape {out_shape}; "
             f"got {out.dtype} {out.shape}"
         )
-    if a.size == 0:
-        return out
-    if np.may_share_memory(a, out):  # the copy would read what it has already overwritten
+    elif a.size and np.may_share_memory(a, out):  # the copy would read what it has overwritten
         a = a.copy()
         geometry = _geometry_of(a, geometry.order)
+    if a.size == 0:
+        return out
     src = geometry.source(a)
     dst = out.reshape(src.shape)
     if geometry.tile_axis is None:
