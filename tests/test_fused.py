@@ -102,6 +102,39 @@ def test_core_matches_two_steps_any_values(x, rounding, mode) -> None:
     assert _error(lambda: fused.encode(x, off, sc, **cv.cast_arguments(x.dtype, "encode"))) == want
 
 
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(0, 40), elements=st.floats(allow_nan=True, allow_infinity=True)),
+       rounding=st.sampled_from(cast_value.ROUNDING_MODES),
+       mode=st.sampled_from([None, "clamp", "wrap"]), layout=st.sampled_from(["C", "strided", "2-D F"]))
+def test_chunk_encoder_gives_encode_bytes(x, rounding, mode, layout) -> None:
+    """The per-shape encoder zarr's chunks take: encode()'s bytes, or None where encode() must
+    run (an element that is an error, which encode() then raises)."""
+    cv = CastValue(data_type="int16", rounding=rounding, out_of_range=mode, scalar_map=NAN_MAP)
+    args = cv.cast_arguments(x.dtype, "encode")
+    target = args.pop("dtype")
+    if layout == "strided":
+        x = np.repeat(x, 2)[::2]
+    elif layout == "2-D F" and x.size % 2 == 0 and x.size:
+        x = np.asfortranarray(x.reshape(2, -1))
+    off, sc = np.float64(-1.5), np.float64(3.0)
+    fast = fused.chunk_encoder(x.dtype, x.shape, target, off, sc, **args)
+    from numcodecs_ext.core import _native
+
+    assert (fast is None) == (_native.kernels() is None)
+    if fast is None:
+        return
+    err = _error(lambda: fused.encode(x, off, sc, target, **args))
+    got = fast(x)
+    if err is not None or not x.size:
+        assert got is None
+    else:
+        want = fused.encode(x, off, sc, target, **args)
+        assert got is not None and got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    with np.errstate(over="ignore"):
+        assert fast(x.astype(">f8")) is None and fast(x.astype("float32")) is None
+
+
 def test_layouts_and_byte_order() -> None:
     x = _values(np.dtype("float64"), 6 * 7 * 5, 1).reshape(6, 7, 5)
     so, cv = ScaleOffset(offset=-10, scale=0.1), CastValue(**CHAINS[0][3])
@@ -192,6 +225,37 @@ def test_code_table_decode_is_exact_for_every_code(case) -> None:
             got = fused.decode(view, offset=off, scale=sc, **args)
             want = so_decode(cast_value.cast_array(view, **args), off, sc)
             assert got.shape == view.shape and _bits(got) == _bits(want)
+
+
+@pytest.mark.parametrize("case", CODE_CASES, ids=lambda c: f"{c[0]}->{c[1]}")
+def test_chunk_decoder_gives_decode_bits(case) -> None:
+    """Once a table exists (and the compiled look-up runs), the per-shape decoder zarr's chunks
+    take gives decode()'s bits; for any chunk it does not take, it says so (None)."""
+    codes_dtype, decoded, offset, scale, scalar_map, table = case
+    src, dt, off, sc, args = _code_case(codes_dtype, decoded, offset, scale, scalar_map)
+    codes = _every_code(src, codetable.MIN_ELEMENTS_PER_CODE + 1, seed=3)
+    cast = {k: v for k, v in args.items() if k != "dtype"}
+    if _error(lambda: fused.decode(codes, offset=off, scale=sc, **args)) is not None:
+        assert fused.chunk_decoder(src, codes.shape, dt, off, sc, **cast) is None
+        return
+    grid = codes[: codes.size // 4 * 4].reshape(4, -1)
+    fast = fused.chunk_decoder(src, grid.shape, dt, off, sc, **cast)
+    from numcodecs_ext.core import _native
+
+    assert (fast is not None) == (table and _native.kernels() is not None)
+    if fast is None:
+        return
+    got = fast(grid)
+    want = fused.decode(grid, offset=off, scale=sc, **args)
+    assert got.dtype == want.dtype and got.shape == grid.shape and _bits(got) == _bits(want)
+    others = [np.asfortranarray(grid), grid[::-1, ::-1], grid[:2], grid[:, :-1]]
+    if src.itemsize > 1:  # the other byte order, and codes at an odd address (not aligned)
+        others.append(grid.astype(grid.dtype.newbyteorder()))
+        odd = np.empty(grid.nbytes + 1, np.uint8)[1:].view(src).reshape(grid.shape)
+        odd[...] = grid
+        others.append(odd)
+    for other in others:
+        assert fast(other) is None
 
 
 def test_code_table_map_entries_and_small_arrays() -> None:
@@ -416,3 +480,21 @@ def test_deferred_buffer_computes_for_anyone_else() -> None:
     assert calls == [1] and d.take(producer) is None  # computed: nothing left to take
     assert isinstance(d, zbase._cpu.NDBuffer)
 
+
+
+def test_codecs_pickle_after_chunks_built_their_caches() -> None:
+    """dask pickles zarr arrays, codecs included: the per-chunk caches (closures) are left out
+    and rebuilt, and the clone decodes the same."""
+    import pickle
+
+    so = ScaleOffset(offset=200.0, scale=100.0, dtype="float32")
+    cv = ZCastValue(data_type="uint16", out_of_range="clamp")
+    codes = np.arange(0, 64 * 7, 7, dtype=np.uint16).reshape(8, 8)
+    f32 = np.dtype("float32")
+    first = [cv.fused_decode(so, codes, (8, 8), f32) for _ in range(codetable.MIN_CALLS + 2)]
+    assert all(_bits(a) == _bits(first[0]) for a in first)
+    clone = pickle.loads(pickle.dumps(cv))
+    assert clone == cv and "_chunk_coders" not in clone.__dict__
+    assert _bits(clone.fused_decode(so, codes, (8, 8), f32)) == _bits(first[0])
+    want = fused.decode(codes, "float32", 200.0, 100.0, out_of_range="clamp")
+    assert _bits(first[-1]) == _bits(want)

@@ -22,7 +22,7 @@ import numpy as np
 from . import _native
 from ._blocks import scratch
 
-__all__ = ["MIN_ELEMENTS_PER_CODE", "domain", "exactly", "lookup", "take"]
+__all__ = ["MIN_ELEMENTS_PER_CODE", "cached", "domain", "exactly", "lookup", "take", "unsigned"]
 
 T = TypeVar("T")
 
@@ -99,6 +99,16 @@ def lookup(key: Hashable, arr: np.ndarray, build: Callable[[], T]) -> T | None:
         raise
     _CACHE[key] = value
     return value
+
+
+def cached(key: Hashable) -> Any:
+    """What :func:`lookup` built for ``key``, or None (nothing is counted or built)."""
+    return _CACHE.get(key)
+
+
+def unsigned(itemsize: int) -> np.dtype:
+    """The unsigned integer dtype of ``itemsize`` (1, 2, 4 or 8) bytes."""
+    return _UINT[itemsize]
 
 
 def take(arr: np.ndarray, table: np.ndarray, flat: np.ndarray) -> bool:

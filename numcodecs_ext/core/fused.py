@@ -34,12 +34,12 @@ import numpy as np
 
 from . import _native, codetable
 from . import scale_offset as so
-from ._blocks import iter_blocks, scratch
+from ._blocks import contiguous, iter_blocks, scratch
 from .cast_value import cast_array, cast_plan, numeric_info
 from .scalar_map import bits_dtype as _bits_dtype
 from .scalar_map import cache_key
 
-__all__ = ["decode", "encode"]
+__all__ = ["chunk_decoder", "chunk_encoder", "decode", "encode"]
 
 
 def encode(
@@ -127,6 +127,91 @@ def decode(
             cast.run_block(view, o)
             kernel(o, info, off, sc, o, "decode", start, nelem)
     return result
+
+
+def chunk_encoder(dtype: Any, shape: tuple[int, ...], target: Any, offset: Any, scale: Any,
+                  *, rounding: str = "nearest-even", out_of_range: str | None = None,
+                  scalar_map: Sequence[tuple[Any, Any]] = ()
+                  ) -> Callable[[np.ndarray], np.ndarray | None] | None:
+    """For chunk after chunk of ``shape`` values of ``dtype``: a function giving :func:`encode`'s
+    result through the compiled loop, with all set-up done here; it returns None where
+    :func:`encode` must run instead (another dtype or shape, or an element that is an error,
+    which :func:`encode` then raises). None when the compiled loop does not apply.
+
+    >>> fast = chunk_encoder("float64", (3,), "uint8", -10, 0.5, out_of_range="clamp")
+    >>> x = np.array([-10.0, 0.0, 1e9])
+    >>> fast(x) if fast is not None else encode(x, -10, 0.5, "uint8", out_of_range="clamp")
+    array([  0,   5, 255], dtype=uint8)
+    """
+    compiled = _native.kernels()
+    info = numeric_info(np.dtype(dtype))
+    if compiled is None:
+        return None
+    off, sc = so.checked_parameters(info.dtype, offset, scale)
+    cast = cast_plan(info, numeric_info(np.dtype(target)), rounding, out_of_range, scalar_map)
+    args = cast.native_args
+    if args is None:
+        return None
+    f2i, empty, src, result_dtype = compiled.f2i, np.empty, info.dtype, cast.tgt.dtype
+    shape, item, off_f, sc_f = tuple(shape), info.dtype.itemsize, float(off), float(sc)
+
+    def run(arr: np.ndarray) -> np.ndarray | None:
+        if arr.dtype != src or arr.shape != shape or not arr.size:
+            return None
+        flags = arr.flags
+        if not (flags.c_contiguous and flags.aligned):
+            arr = contiguous(arr, "native")  # (one copy without the GIL, as encode() does)
+        out = empty(shape, result_dtype)
+        return out if f2i(arr, out, item, *args[:2], True, off_f, sc_f, *args[2:]) < 0 else None
+
+    return run
+
+
+def chunk_decoder(codes: np.dtype, shape: tuple[int, ...], dtype: Any, offset: Any, scale: Any,
+                  *, rounding: str = "nearest-even", out_of_range: str | None = None,
+                  scalar_map: Sequence[tuple[Any, Any]] = ()
+                  ) -> Callable[[np.ndarray], np.ndarray | None] | None:
+    """For chunk after chunk of ``shape`` codes of dtype ``codes``: a function giving
+    :func:`decode`'s result for a C-contiguous chunk in one compiled look-up, with all set-up done
+    here (None for any other chunk: call :func:`decode`). None when there is no such look-up
+    yet: the code table is built only after enough chunks (see :mod:`.codetable`), or not at
+    all, and the compiled kernels may be missing.
+
+    >>> codes = np.array([0, 1, 255], np.uint8)
+    >>> for _ in range(64):  # the table is built once a configuration has decoded enough
+    ...     _ = decode(codes, "float32", -10, 0.5)
+    >>> fast = chunk_decoder(codes.dtype, (3,), "float32", -10, 0.5)
+    >>> fast(codes) if fast is not None else decode(codes, "float32", -10, 0.5)
+    array([-10.,  -8., 500.], dtype=float32)
+    """
+    compiled = _native.kernels()
+    codes, shape = np.dtype(codes), tuple(shape)
+    info = numeric_info(np.dtype(dtype))
+    if compiled is None or not codetable.codes_of(codes) or info.dtype.itemsize not in (1, 2, 4, 8):
+        return None
+    off, sc = so.checked_parameters(info.dtype, offset, scale)
+    map_key = cache_key(scalar_map)
+    if map_key is None:
+        return None
+    key = ("fused decode", codes, info.dtype, *_exact_pair(off, sc), rounding, out_of_range,
+           map_key)
+    plan = codetable.cached(key)
+    if plan is None:
+        return None
+    take, empty, result_dtype = compiled.take, np.empty, info.dtype
+    size, item = codes.itemsize, result_dtype.itemsize
+    code_bits, out_bits = codetable.unsigned(size), codetable.unsigned(item)
+    table = plan.table.view(out_bits)
+
+    def run(arr: np.ndarray) -> np.ndarray | None:
+        flags = arr.flags
+        if arr.dtype != codes or arr.shape != shape or not (flags.c_contiguous and flags.aligned):
+            return None
+        out = empty(shape, result_dtype)
+        take(arr.view(code_bits), table, out.view(out_bits), size, item)
+        return out
+
+    return run
 
 
 #: the formula of the code-table decode: at most this many distinct results may need writing

@@ -147,6 +147,16 @@ class _V3Common:
         object.__setattr__(self, "codec", codec)
         object.__setattr__(self, "name", name)
 
+    #: per-instance caches of work done for earlier chunks: rebuilt after unpickling (they may
+    #: hold closures, which do not pickle)
+    _CACHES: ClassVar[tuple[str, ...]] = ("_chunk_coders", "_fused_cache")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in self._CACHES:
+            state.pop(name, None)
+        return state
+
     # --- naming and JSON ------------------------------------------------------------------
     @classmethod
     def _names(cls) -> tuple[str, ...]:

@@ -54,14 +54,40 @@ class _AfterScaleOffset(ArrayArrayV3):
         return hit[1:]
 
     def fused_encode(self, before: Any, arr: np.ndarray) -> np.ndarray:
+        coders = self.__dict__.setdefault("_chunk_coders", {})
+        key = (id(before), arr.shape, arr.dtype, "encode")  # (a codec's hash costs more)
+        found = coders.get(key)
+        fast = found[1] if found is not None and found[0] is before else None
+        if fast is not None:
+            result = fast(arr)
+            if result is not None:
+                return result
         off, sc, target, args = self._fused_arguments(before, arr.dtype, "encode")
+        if fast is None and len(coders) < 32:
+            fast = fused.chunk_encoder(arr.dtype, arr.shape, target, off, sc, **args)
+            if fast is not None:
+                coders[key] = (before, fast)
         return fused.encode(arr, off, sc, target, **args)
 
     def fused_decode(self, before: Any, arr: Any, shape: tuple[int, ...],
                      dtype: np.dtype) -> np.ndarray:
+        codes = self.codec.data_type  # type: ignore[attr-defined]
+        enc = typed(np.asarray(arr), codes).reshape(shape)
+        decoders = self.__dict__.setdefault("_chunk_coders", {})
+        key = (id(before), shape, dtype, "decode")  # (a codec's hash costs more)
+        found = decoders.get(key)
+        fast = found[1] if found is not None and found[0] is before else None
+        if fast is not None:
+            result = fast(enc)
+            if result is not None:
+                return result
         off, sc, target, args = self._fused_arguments(before, dtype, "decode")
-        enc = typed(np.asarray(arr), self.codec.data_type).reshape(shape)  # type: ignore[attr-defined]
-        return fused.decode(enc, target, off, sc, **args)
+        result = fused.decode(enc, target, off, sc, **args)
+        if fast is None and len(decoders) < 32:  # once a look-up exists, chunks take it directly
+            fast = fused.chunk_decoder(codes, shape, target, off, sc, **args)
+            if fast is not None:
+                decoders[key] = (before, fast)
+        return result
 
 
 class _CastValueSurface(_AfterScaleOffset):
