@@ -2,11 +2,13 @@
 
 Prints, with every anchor measured in the same run:
 
-1. **GIL-held time per 4 MiB chunk** for every codec operation, in both layouts zarr hands
-   codecs (a contiguous chunk, and a view of the caller's array). This is what caps many-core
-   speedup (Amdahl): while one thread holds the GIL no other thread runs Python. It is measured
-   with a competing pure-Python thread, which notes each time the operation stopped it: the
-   time held, and the number of hand-offs (each costs a wake-up, and convoys threads).
+1. **GIL-held time per 4 MiB chunk** for every codec operation, in the layouts zarr hands
+   codecs (encoding: a contiguous chunk, or a view of the caller's array). This is what caps
+   many-core speedup (Amdahl): while one thread holds the GIL no other thread runs Python. With a
+   C compiler on Linux the script re-runs itself under an exact GIL accountant (``_gil.py``):
+   the time held and the number of GIL releases per chunk (each release is a hand-off to a
+   waiting thread, a wake-up that convoys threads on many cores); elsewhere a competing thread
+   observes it, far more noisily.
 2. **Per-call time on 64-element chunks** (the fixed cost of a call: setup, validation).
 3. **Throughput through zarr** with ``threading.max_workers`` 1, 2, 4, ... up to the core count,
    for zarr's default pipeline and, where zarr has it, its ``FusedCodecPipeline``: MiB/s, the
@@ -17,14 +19,14 @@ Anchors: numcodecs ``FixedScaleOffset`` (float32 -> uint16) for scale_offset + c
 zarr's own transpose (a view, copied by zarr's bytes codec) for transpose, numcodecs ``ZFPY``
 (fixed_accuracy) for zfp, both through zarr's numcodecs adapter where zarr is involved.
 
-Usage: ``python benchmarks/scaling.py [--quick]``. A 2-core machine shows the proxies (1, 2) and
-the 1-2 worker speedups; the many-core sweep needs a many-core machine.
+Usage: ``python benchmarks/scaling.py [--quick] [--proxies]`` (``--proxies``: parts 1 and 2 only).
+A 2-core machine shows the proxies (1, 2) and the 1-2 worker speedups; the many-core sweep needs
+a many-core machine.
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import threading
 import time
@@ -33,6 +35,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _gil  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*Numcodecs codecs are not in the Zarr version 3.*")
 
@@ -63,64 +68,6 @@ def _field(shape: tuple[int, ...]) -> np.ndarray:
 
 
 # --- 1. GIL-held time --------------------------------------------------------------------------
-
-def gil_held(fn: Callable[[], Any], repeat: int = 21, gap: float = 5e-6) -> tuple[float, float]:
-    """Median seconds per call during which ``fn`` held the GIL, and the median number of times it
-    took the GIL back from another thread (its GIL hand-offs).
-
-    A competing pure-Python thread notes every gap in its own progress longer than ``gap``: while
-    it is stopped, the only other Python thread (the one running ``fn``) holds the GIL. Each gap
-    counts the hand-off too (the waiting, the wake-up), which is what convoys threads on many
-    cores. The operating system also stops the thread now and then (timer ticks, other
-    processes): each call is paired with a quiet window of the same length right after it, whose
-    gaps are subtracted, and the median over ``repeat`` pairs is reported.
-    """
-    gaps: list[tuple[float, float]] = []
-    stop = threading.Event()
-
-    def spin() -> None:
-        clock, note = time.perf_counter, gaps.append
-        last = clock()
-        while not stop.is_set():
-            now = clock()
-            if now - last > gap:
-                note((last, now))
-            last = now
-
-    def spans_in(t0: float, t1: float, first: int) -> tuple[float, int]:
-        spans = [(max(a, t0), min(b, t1)) for a, b in gaps[first:]]
-        spans = [(a, b) for a, b in spans if b > a]
-        return sum(b - a for a, b in spans), len(spans)
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # the spinner hands the GIL over at once when fn wants it
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    try:
-        time.sleep(0.02)
-        fn()
-        held, handoffs = [], []
-        for _ in range(repeat):
-            time.sleep(0.002)
-            first, t0 = len(gaps), time.perf_counter()
-            fn()
-            t1 = time.perf_counter()
-            time.sleep(0.002)  # the spinner notes the gap that ends when the call returns
-            busy, count = spans_in(t0, t1, first)
-            # a quiet window as long as the call (less the hand-offs of sleep's call and return)
-            first, q0 = len(gaps), time.perf_counter()
-            time.sleep(t1 - t0)
-            q1 = time.perf_counter()
-            time.sleep(0.002)
-            quiet, quiet_count = spans_in(q0, q1, first)
-            held.append(busy - quiet)
-            handoffs.append(count - max(0, quiet_count - 2))
-        return max(0.0, statistics.median(held)), max(0.0, statistics.median(handoffs))
-    finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(old)
-
 
 def _views(a: np.ndarray) -> dict[str, np.ndarray]:
     """A contiguous chunk, and the same values as a view into a larger array (what zarr hands
@@ -162,15 +109,16 @@ def proxies() -> None:
         ("zfp decode", lambda x: zfp.decode_chunk(zfp_bytes, CHUNK, f32),
          (lambda x: zfpy.decode(zfpy_bytes)) if zfpy else None, decode),
     ]
-    print("GIL held per 4 MiB chunk: ms / hand-offs (lower is better)")
+    what = "releases" if _gil.METHOD == "accounted" else "hand-offs"
+    print(f"GIL held per 4 MiB chunk ({_gil.METHOD}): µs / {what} (lower is better)")
     print(f"  {'operation':42} {'layout':11} {'ours':>12} {'anchor':>12} {'ratio':>7}")
     for name, ours, anchor, layouts in ops:
         for layout, x in _views(a).items():
             if layout not in layouts:
                 continue
-            o, oh = gil_held(lambda: ours(x))
-            an, ah = gil_held(lambda: anchor(x)) if anchor else (float("nan"), float("nan"))
-            print(f"  {name:42} {layout:11} {o * 1e3:7.3f}/{oh:<4.0f} {an * 1e3:7.3f}/{ah:<4.0f} "
+            o, oh = _gil.measure(lambda: ours(x))
+            an, ah = _gil.measure(lambda: anchor(x)) if anchor else (float("nan"), float("nan"))
+            print(f"  {name:42} {layout:11} {o * 1e6:7.1f}/{oh:<4.0f} {an * 1e6:7.1f}/{ah:<4.0f} "
                   f"{o / an if an else float('nan'):7.2f}")
 
 
@@ -327,7 +275,8 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     proxies()
     tiny()
-    through_zarr(quick)
+    if "--proxies" not in argv:
+        through_zarr(quick)
     return 0
 
 
@@ -336,4 +285,5 @@ def run() -> None:  # the benchmark runner's entry point
 
 
 if __name__ == "__main__":
+    _gil.preload(sys.argv)
     sys.exit(main(sys.argv[1:]))
