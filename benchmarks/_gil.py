@@ -5,9 +5,10 @@ Python: Amdahl's serial part).
 Two ways to measure:
 
 * **accounted** (exact): ``_gilcount.c``, loaded with ``LD_PRELOAD``, watches the interpreter take
-  and drop the GIL and sums the time this thread holds it, with no other thread running. Needs
-  Linux, a C compiler and a shared libpython; :func:`preload` compiles it and re-runs the script
-  under it. On a shared machine it is repeatable to a few percent.
+  and drop the GIL and sums the time this thread holds it, with no other thread running; or, for
+  a whole multi-threaded run (:func:`serial`), the time every thread holds it, which is the
+  run's serial part. Needs Linux, a C compiler and a shared libpython; :func:`preload` compiles
+  it and re-runs the script under it. On a shared machine it is repeatable to a few percent.
 * **observed** (anywhere): a competing pure-Python thread notes every stall in its own progress.
   Its floor is a scheduler wake-up per hand-off (20-150 µs on virtual machines), so it is noisy;
   it is used only where the accounted way is not available.
@@ -67,7 +68,7 @@ class _Accountant:
         self.lib = ctypes.PyDLL(path)  # (called with the GIL held: no hand-off of its own)
         self.lib.gilcount_stop.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 2
         self.releases, self.held = ctypes.c_uint64(), ctypes.c_uint64()
-        self.lib.gilcount_start()
+        self.lib.gilcount_start(0)
         time.sleep(0)  # the first release names the GIL's condition variable
         self.stop()
         if not self.lib.gilcount_ready():
@@ -81,12 +82,17 @@ class _Accountant:
         fn()
         held, releases = [], []
         for _ in range(repeat):
-            self.lib.gilcount_start()
+            self.lib.gilcount_start(0)
             fn()
             h, r = self.stop()
             held.append(h)
             releases.append(r)
         return statistics.median(held), statistics.median(releases)
+
+    def serial(self, fn: Callable[[], Any]) -> tuple[float, int]:
+        self.lib.gilcount_start(1)
+        fn()
+        return self.stop()
 
 
 def _accountant() -> _Accountant | None:
@@ -110,6 +116,13 @@ def measure(fn: Callable[[], Any], repeat: int = 21) -> tuple[float, float]:
     if _ACCOUNTANT is not None:
         return _ACCOUNTANT.measure(fn, repeat)
     return observed(fn, repeat)
+
+
+def serial(fn: Callable[[], Any]) -> tuple[float, int] | None:
+    """Seconds the GIL was held by any thread while ``fn`` ran, and the releases: the part of a
+    multi-threaded run (zarr's event loop and workers) that cannot run in parallel. None where
+    only observing is available."""
+    return _ACCOUNTANT.serial(fn) if _ACCOUNTANT is not None else None
 
 
 def observed(fn: Callable[[], Any], repeat: int = 21, gap: float = 5e-6) -> tuple[float, float]:

@@ -211,7 +211,7 @@ def through_zarr(quick: bool) -> None:
     baseline_threads = threading.active_count()
     for pipeline in pipelines:
         print(f" pipeline: {pipeline}")
-        results: dict[tuple[str, int], tuple[float, float, int]] = {}
+        results: dict[tuple[str, int], tuple[float, float, int, float, float]] = {}
         for name, placement in _pipelines().items():
             for w in workers:
                 results[name, w] = _write_read(data, placement, w, pipeline)
@@ -219,14 +219,34 @@ def through_zarr(quick: bool) -> None:
             anchor = _anchor_of(name)
             cells = []
             for w in workers:
-                wr, rd, threads = results[name, w]
-                w1, r1, _ = results[name, 1]
+                wr, rd, threads, _, _ = results[name, w]
+                w1, r1, *_ = results[name, 1]
                 ratio = ""
                 if anchor and (anchor, w) in results:
-                    aw, ar, _ = results[anchor, w]
+                    aw, ar, *_ = results[anchor, w]
                     ratio = f" {wr / aw:4.2f}x/{rd / ar:4.2f}x"
                 cells.append(f"w={w}: {wr:6.0f}/{rd:6.0f} ({wr / w1:3.1f}/{rd / r1:3.1f}){ratio} t{threads - baseline_threads}")
             print(f"  {name:30} " + "  ".join(cells))
+        if _gil.METHOD == "accounted":
+            _print_serial(results, workers)
+
+
+def _print_serial(results: dict[tuple[str, int], tuple[float, float, int, float, float]],
+                  workers: list[int]) -> None:
+    """The serial part of each run: GIL time per chunk summed over every thread (zarr's event
+    loop and workers, the codec's own Python), and the speedup it caps by Amdahl's law: the
+    time a chunk takes with one worker over its serial part."""
+    chunk_mib = CHUNK[0] * CHUNK[1] * 4 / 2**20
+    print("  serial (GIL held, all threads) per chunk, µs write/read; the speedup that caps "
+          "(chunk time at 1 worker / serial)")
+    for name in _pipelines():
+        w1, r1, *_ = results[name, 1]
+        cells = []
+        for w in workers:
+            *_, sw, sr = results[name, w]
+            cap_w, cap_r = chunk_mib / w1 / sw, chunk_mib / r1 / sr
+            cells.append(f"w={w}: {sw * 1e6:5.0f}/{sr * 1e6:5.0f} (cap {cap_w:4.0f}x/{cap_r:4.0f}x)")
+        print(f"  {name:30} " + "  ".join(cells))
 
 
 def _anchor_of(name: str) -> str | None:
@@ -236,7 +256,7 @@ def _anchor_of(name: str) -> str | None:
 
 
 def _write_read(data: np.ndarray, placement: Callable[[], dict[str, Any]], workers: int,
-                pipeline: str) -> tuple[float, float, int]:
+                pipeline: str) -> tuple[float, float, int, float, float]:
     settings: dict[str, Any] = {"threading.max_workers": workers}
     if pipeline != "default":  # (zarr 3.4's fused pipeline sizes its own pool by this setting)
         settings.update({"codec_pipeline.path": pipeline, "codec_pipeline.max_workers": workers})
@@ -266,10 +286,18 @@ def _write_read(data: np.ndarray, placement: Callable[[], dict[str, Any]], worke
             times_r.append(time.perf_counter() - t0)
         stop.set()
         watcher.join()
+        serial = [float("nan"), float("nan")]
+        z = zarr.create_array(MemoryStore(), shape=data.shape, chunks=CHUNK, dtype=data.dtype,
+                              fill_value=OFFSET, **placement())
+        for i, run in enumerate((lambda: z.__setitem__(Ellipsis, data), lambda: z[...])):
+            accounted = _gil.serial(run)  # (with no watcher thread)
+            if accounted is not None:
+                serial[i] = accounted[0] / z.nchunks
         if hasattr(sync, "cleanup_resources"):
             sync.cleanup_resources()
     mib = data.nbytes / 2**20
-    return mib / min(times_w), mib / min(times_r), peak[0] - 1  # (the watcher itself)
+    return (mib / min(times_w), mib / min(times_r), peak[0] - 1,  # (the watcher itself)
+            serial[0], serial[1])
 
 
 def main(argv: list[str]) -> int:
