@@ -14,7 +14,9 @@ Prints, with every anchor measured in the same run:
    for zarr's default pipeline and, where zarr has it, its ``FusedCodecPipeline`` (whose pool
    ``codec_pipeline.max_workers`` sizes, set to the same): MiB/s, the
    speedup over one worker, the ratio to the anchor at the same worker count, and the most threads
-   alive during the run (codec threads must never exceed zarr's ``threading.max_workers``).
+   alive during the run (codec threads must never exceed zarr's ``threading.max_workers``); and,
+   accounted, the serial part of each run (GIL time of every thread per chunk, mostly zarr's
+   own) with the throughput it caps on any number of cores.
 
 Anchors: numcodecs ``FixedScaleOffset`` (float32 -> uint16) for scale_offset + cast_value,
 zarr's own transpose (a view, copied by zarr's bytes codec) for transpose, numcodecs ``ZFPY``
@@ -234,18 +236,17 @@ def through_zarr(quick: bool) -> None:
 def _print_serial(results: dict[tuple[str, int], tuple[float, float, int, float, float]],
                   workers: list[int]) -> None:
     """The serial part of each run: GIL time per chunk summed over every thread (zarr's event
-    loop and workers, the codec's own Python), and the speedup it caps by Amdahl's law: the
-    time a chunk takes with one worker over its serial part."""
+    loop and workers, the codec's own Python), and the throughput it caps by Amdahl's law on
+    any number of cores: a chunk's MiB over its serial seconds."""
     chunk_mib = CHUNK[0] * CHUNK[1] * 4 / 2**20
-    print("  serial (GIL held, all threads) per chunk, µs write/read; the speedup that caps "
-          "(chunk time at 1 worker / serial)")
+    print("  serial part (GIL held by any thread) per chunk, µs write/read, and the throughput "
+          "it caps on any number of cores, MiB/s")
     for name in _pipelines():
-        w1, r1, *_ = results[name, 1]
         cells = []
         for w in workers:
             *_, sw, sr = results[name, w]
-            cap_w, cap_r = chunk_mib / w1 / sw, chunk_mib / r1 / sr
-            cells.append(f"w={w}: {sw * 1e6:5.0f}/{sr * 1e6:5.0f} (cap {cap_w:4.0f}x/{cap_r:4.0f}x)")
+            cells.append(f"w={w}: {sw * 1e6:5.0f}/{sr * 1e6:5.0f} "
+                         f"(≤ {chunk_mib / sw:6.0f}/{chunk_mib / sr:6.0f})")
         print(f"  {name:30} " + "  ".join(cells))
 
 
