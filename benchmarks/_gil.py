@@ -89,6 +89,20 @@ class _Accountant:
             releases.append(r)
         return statistics.median(held), statistics.median(releases)
 
+    def pair(self, a: Callable[[], Any], b: Callable[[], Any],
+             repeat: int) -> tuple[tuple[float, float], tuple[float, float]]:
+        """:meth:`measure` of ``a`` and ``b`` in alternation (the machine's drift hits both)."""
+        a()
+        b()
+        runs: list[list[tuple[float, int]]] = [[], []]
+        for _ in range(repeat):
+            for i, fn in enumerate((a, b)):
+                self.lib.gilcount_start(0)
+                fn()
+                runs[i].append(self.stop())
+        return tuple(  # type: ignore[return-value]
+            (statistics.median(h for h, _ in r), statistics.median(n for _, n in r)) for r in runs)
+
     def serial(self, fn: Callable[[], Any]) -> tuple[float, int]:
         self.lib.gilcount_start(1)
         fn()
@@ -116,6 +130,14 @@ def measure(fn: Callable[[], Any], repeat: int = 21) -> tuple[float, float]:
     if _ACCOUNTANT is not None:
         return _ACCOUNTANT.measure(fn, repeat)
     return observed(fn, repeat)
+
+
+def measure_pair(a: Callable[[], Any], b: Callable[[], Any],
+                 repeat: int = 41) -> tuple[tuple[float, float], tuple[float, float]]:
+    """:func:`measure` of ``a`` and of ``b``, accounted in alternation where possible."""
+    if _ACCOUNTANT is not None:
+        return _ACCOUNTANT.pair(a, b, repeat)
+    return observed(a, repeat // 2), observed(b, repeat // 2)
 
 
 def serial(fn: Callable[[], Any]) -> tuple[float, int] | None:

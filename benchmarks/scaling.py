@@ -119,8 +119,10 @@ def proxies() -> None:
         for layout, x in _views(a).items():
             if layout not in layouts:
                 continue
-            o, oh = _gil.measure(lambda: ours(x))
-            an, ah = _gil.measure(lambda: anchor(x)) if anchor else (float("nan"), float("nan"))
+            if anchor is not None:
+                (o, oh), (an, ah) = _gil.measure_pair(lambda: ours(x), lambda: anchor(x))
+            else:
+                (o, oh), (an, ah) = _gil.measure(lambda: ours(x)), (float("nan"), float("nan"))
             print(f"  {name:42} {layout:11} {o * 1e6:7.1f}/{oh:<4.0f} {an * 1e6:7.1f}/{ah:<4.0f} "
                   f"{o / an if an else float('nan'):7.2f}")
 

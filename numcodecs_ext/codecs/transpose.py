@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..core.transpose import copy_is_tiled, inverse_order, normalize_order, transpose
+from ..core import _native
+from ..core.transpose import chunk_transposer, inverse_order, normalize_order, small, transpose
 from ..dtypes import parse_dtype
 from ._base import ExtCodec, parse_decoded_dtype
 from ._buffers import as_array, deliver, out_dtype, typed
@@ -212,26 +212,57 @@ class Transpose(ExtCodec):
     # zarr copies a chunk once more anyway (the bytes codec on encode, the write into the output
     # array on decode), so where numpy's own copy is as fast as ours a view costs nothing.
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        perm = self.permutation(arr.ndim)
-        return transpose(arr, perm) if copy_is_tiled(arr, perm) else arr.transpose(perm)
+        # one look-up per chunk (after a large chunk, every line here runs from cold caches)
+        key = (arr.shape, arr.strides, arr.dtype, _native.ENABLED)
+        run = self.__dict__.get("_transposers", _NONE).get(key)
+        if run is None:
+            run = self._remember(key, self._transposer(arr, self.permutation(arr.ndim)))
+        return run(arr)
 
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         arr = np.asarray(arr)
+        key = (arr.shape, arr.strides, arr.dtype, shape, dtype, _native.ENABLED)
+        run = self.__dict__.get("_transposers", _NONE).get(key)
+        if run is None:
+            run = self._remember(key, self._decoder(arr, shape, dtype))
+        return run(arr)
+
+    def _decoder(self, arr: np.ndarray, shape: tuple[int, ...],
+                 dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+        """How to decode arrays laid out as ``arr`` into ``shape`` and ``dtype``."""
         order = self.permutation(len(shape))
         enc_shape = tuple(shape[ax] for ax in order)
-        if arr.ndim == len(order) and arr.shape != enc_shape and arr.dtype == dtype:
+        perm = inverse_order(order)
+        if arr.ndim == len(order) and arr.dtype == dtype:
             # an encoded array with a spec it does not fit (e.g. the encoded side's, handed to the
             # sync method directly): its own shape says how to undo the permutation, as zarr's
             # own transpose, which ignores the spec, would
-            src = arr
-        else:
-            src = typed(arr, dtype, enc_shape)
-        perm = _inverse(order)
-        return transpose(src, perm) if copy_is_tiled(src, perm) else src.transpose(perm)
+            return self._transposer(arr, perm)
+
+        def general(x: np.ndarray) -> np.ndarray:  # raw bytes, another dtype: reinterpreted
+            src = typed(x, dtype, enc_shape)
+            return src.transpose(perm) if small(src) else self._transposer(src, perm)(src)
+
+        return general
+
+    @staticmethod
+    def _transposer(arr: np.ndarray, perm: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+        """:func:`.chunk_transposer` (the view, for small arrays) for arrays laid out as ``arr``."""
+        return (lambda x: x.transpose(perm)) if small(arr) else chunk_transposer(arr, perm)
+
+    def _remember(self, key: tuple[Any, ...],
+                  run: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+        found = self.__dict__.setdefault("_transposers", {})
+        if len(found) >= 64:
+            found.clear()
+        found[key] = run
+        return run
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_transposers", None)  # (closures: rebuilt on the first chunk)
+        return state
 
 
-@functools.lru_cache(maxsize=256)
-def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
-    """:func:`inverse_order`, remembered: it runs for every chunk decoded."""
-    return inverse_order(order)
+_NONE: dict[Any, Any] = {}  # (an empty cache, never written)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from ._native import kernels
 
-__all__ = ["copy_is_tiled", "inverse_order", "normalize_order", "transpose"]
+__all__ = ["chunk_transposer", "copy_is_tiled", "inverse_order", "normalize_order", "small", "transpose"]
 
 _SMALL_BYTES = 1 << 18  # below this, everything fits in L2 and numpy's copy is fine
 _BLOCK_BYTES = 1 << 17  # a tile plus its extent along other axes
@@ -147,7 +147,7 @@ def _plan(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, c_con
     if c_contiguous and size:
         merged, perm = _merge_axes(shape, order)
         geometry_shape = [merged[ax] for ax in perm]
-        merged_shape: tuple[int, ...] | None = tuple(merged)
+        merged_shape: tuple[int, ...] | None = tuple(merged) if tuple(merged) != shape else None
     else:
         merged_shape, perm = None, list(order)
         geometry_shape = [shape[ax] for ax in order]
@@ -200,6 +200,63 @@ def transpose(a: np.ndarray, order: Sequence[int], out: np.ndarray | None = None
     else:
         _tiled_copy(dst, src, geometry.tile_axis, a.itemsize)
     return out
+
+
+def small(a: np.ndarray) -> bool:
+    """Whether ``a`` is small enough that numpy's own copy is as fast as the tiled one."""
+    return a.nbytes <= _SMALL_BYTES
+
+
+def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarray], np.ndarray]:
+    """For arrays laid out as ``a`` (its shape, strides and dtype): a function giving
+    ``transpose(x, order)`` where the copy is tiled (:func:`copy_is_tiled`), else the view
+    ``x.transpose(order)``, for callers whose next step copies anyway. Everything is worked out
+    here, once: a codec calls it for chunk after chunk of one layout, and after a large chunk
+    every line of Python runs from cold caches, with the GIL held.
+
+    >>> a = np.arange(6).reshape(2, 3)
+    >>> chunk_transposer(a, (1, 0))(a)  # small: a view
+    array([[0, 3],
+           [1, 4],
+           [2, 5]])
+    """
+    geometry = _geometry_of(a, order)
+    perm = geometry.order
+    if a.nbytes <= _SMALL_BYTES or geometry.tile_axis is None:
+        return lambda x: x.transpose(perm)
+    compiled = kernels()
+    if compiled is None:
+        return lambda x: transpose(x, perm)
+    permute, raw, tile, shape, dtype = (compiled.permute, _raw_items(a.itemsize),
+                                        geometry.tile_axis, geometry.out_shape, a.dtype)
+    source, empty, u8 = geometry.source, np.empty, np.dtype(np.uint8)
+    if _exports_buffer(dtype) and geometry.merged is None:
+        perm = geometry.perm
+
+        def direct(x: np.ndarray) -> np.ndarray:  # (the fewest numpy calls: see the docstring)
+            out = empty(shape, dtype)  # (new memory: it cannot overlap x)
+            permute(x.transpose(perm), out, tile)
+            return out
+
+        return direct
+
+    def run(x: np.ndarray) -> np.ndarray:
+        out = empty(shape, dtype)
+        permute(source(x).view(raw), out.reshape(-1).view(u8), tile)
+        return out
+
+    return run
+
+
+@functools.lru_cache(maxsize=64)
+def _exports_buffer(dtype: np.dtype) -> bool:
+    """Whether numpy exports arrays of ``dtype`` through the buffer protocol (not datetime64 or
+    ml_dtypes' types: those go to the kernels as raw items)."""
+    try:
+        memoryview(np.zeros(1, dtype))
+    except (ValueError, TypeError, BufferError):
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=64)

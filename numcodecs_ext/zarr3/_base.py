@@ -149,7 +149,7 @@ class _V3Common:
 
     #: per-instance caches of work done for earlier chunks: rebuilt after unpickling (they may
     #: hold closures, which do not pickle)
-    _CACHES: ClassVar[tuple[str, ...]] = ("_chunk_coders", "_fused_cache")
+    _CACHES: ClassVar[tuple[str, ...]] = ("_chunk_coders", "_fused_cache", "_fill_checked")
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -275,9 +275,17 @@ class _V3Common:
 
     def _check_fill(self, chunk_spec: ArraySpec) -> None:
         """Before a chunk is written: the fill value must go through this codec (the spec: an
-        error otherwise), or unwritten parts of chunks would read back as another value."""
+        error otherwise), or unwritten parts of chunks would read back as another value.
+
+        Checked once for the fill value and data type objects every chunk spec of an array
+        shares (the entry holds them, so their ids are not reused while it exists)."""
+        fill, zdtype, ndim = chunk_spec.fill_value, chunk_spec.dtype, len(chunk_spec.shape)
+        last = self.__dict__.get("_fill_checked")
+        if last is not None and last[0] is fill and last[1] is zdtype and last[2] == ndim:
+            return
         self.codec.check_fill(  # type: ignore[attr-defined]
-            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value)
+            tuple(chunk_spec.shape), _native(chunk_spec), fill)
+        self.__dict__["_fill_checked"] = (fill, zdtype, ndim)
 
     def _link_after(self, prev: Any) -> None:
         """``prev`` comes right before this codec in a chain (see the module docstring)."""
