@@ -212,6 +212,8 @@ class Transpose(ExtCodec):
     # zarr copies a chunk once more anyway (the bytes codec on encode, the write into the output
     # array on decode), so where numpy's own copy is as fast as ours a view costs nothing.
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        if small(arr):
+            return arr.transpose(self.permutation(arr.ndim))
         # one look-up per chunk (after a large chunk, every line here runs from cold caches)
         key = (arr.shape, arr.strides, arr.dtype, _native.ENABLED)
         run = self.__dict__.get("_transposers", _NONE).get(key)
