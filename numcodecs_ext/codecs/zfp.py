@@ -201,7 +201,7 @@ class Zfp(ExtCodec):
         return tuple(shape), dtype, fill_value
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:
-        key = (arr.shape, arr.dtype, _native.kernels() is not None)
+        key = (arr.shape, arr.dtype, _native.ENABLED)
         coders = self.__dict__.setdefault("_chunk_coders", {})
         encode = coders.get(key)
         if encode is None:
@@ -212,7 +212,9 @@ class Zfp(ExtCodec):
         return encode(arr)
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        key = (tuple(shape), dtype, _native.kernels() is not None, "decode")
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        key = (shape, dtype, _native.ENABLED, "decode")
         coders = self.__dict__.setdefault("_chunk_coders", {})
         decode = coders.get(key)
         if decode is None:

@@ -925,8 +925,11 @@ def chunk_decoder(shape: tuple[int, ...], dtype: Any, mode: Any,
     capacity, scratch, empty, as_bytes = padded_size - 8, _zfpsession.scratch, np.empty, _as_bytes_array
 
     def run(buf: Any) -> np.ndarray:
-        src = as_bytes(buf)
-        n = src.size
+        if type(buf) is bytes:  # (the C call reads any buffer: no array needed for bytes)
+            src, n = buf, len(buf)
+        else:
+            src = as_bytes(buf)
+            n = src.size
         if n % 8 or n > capacity or not n:
             return decompress(buf, shape, dt, zmode)  # raises, with the reason
         result = empty(shape, dt)
