@@ -12,10 +12,12 @@ Where the library comes from, in order:
    installed distribution's file list *without importing zfpy*;
 3. a system or conda libzfp found by :func:`ctypes.util.find_library`.
 
-Every function used is declared with its ``argtypes`` and ``restype``. ``zfp_compress`` and
+Every function used is declared with its ``argtypes`` and ``restype``. With the compiled kernels
+built, a whole session per chunk runs in C (``_zfpcall.c``), which receives the functions'
+addresses from here (:meth:`LibZfp.addresses`). Without them, ``zfp_compress`` and
 ``zfp_decompress`` are called through a :class:`ctypes.CDLL`, which releases the GIL for the
 call, so zfp compresses chunks from several threads in parallel; libzfp has no global state, and
-every call here owns its own ``zfp_stream``, ``bitstream`` and ``zfp_field``. The ten or so
+every session owns its own ``zfp_stream``, ``bitstream`` and ``zfp_field``. The ten or so
 set-up calls around them take microseconds and go through a :class:`ctypes.PyDLL`, which keeps
 the GIL: giving it up and taking it back around each would cost more than the call, and on a
 busy many-core machine each retake waits behind the other threads.

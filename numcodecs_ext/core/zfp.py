@@ -27,6 +27,11 @@ Our own choices (the spec allows them or zarrs misbehaves there):
 * decoding never reads outside the given bytes, and raises :class:`ValueError` if the stream is
   truncated, has bytes after its end, or is longer than any valid stream could be.
 
+Each array is one libzfp session (:mod:`._zfpsession`): one compiled call with the GIL given up
+once where the kernels are built, the same libzfp calls through ctypes where not. Codecs, which
+call these for chunk after chunk of one shape, use :func:`chunk_encoder` and
+:func:`chunk_decoder`, which validate and set up once.
+
 Examples
 --------
 >>> import numpy as np
