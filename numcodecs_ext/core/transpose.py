@@ -123,26 +123,34 @@ class _Geometry:
 def _geometry_of(a: np.ndarray, order: Sequence[int]) -> _Geometry:
     """The copy plan for ``a`` (worked out once per geometry: zarr hands a codec chunk after chunk
     of the same shape and layout, and the planning costs more Python than the copy's call)."""
-    key = (a.shape, a.strides, a.itemsize, tuple(order))
+    key = (a.shape, a.strides, a.dtype, tuple(order))
     geometry = _GEOMETRIES.get(key)
     if geometry is None:
         geometry = _plan(a.shape, a.strides, a.itemsize, bool(a.flags.c_contiguous),
-                         normalize_order(order, a.ndim))
+                         normalize_order(order, a.ndim), _plain(a.dtype))
         if len(_GEOMETRIES) >= _MAX_GEOMETRIES:
             _GEOMETRIES.clear()
         _GEOMETRIES[key] = geometry
     return geometry
 
 
-#: copy plans by (shape, strides, item size, order); a dict read without a lock is safe, and a
-#: plan computed twice by two threads is the same plan
+#: copy plans by (shape, strides, dtype, order); a dict read without a lock is safe, and a plan
+#: computed twice by two threads is the same plan
 _GEOMETRIES: dict[tuple[Any, ...], _Geometry] = {}
 _MAX_GEOMETRIES = 1024
 
 
+def _plain(dtype: np.dtype) -> bool:
+    """Whether items of ``dtype`` are plain bytes, which the tiled copy may move as such: not
+    references (object arrays, numpy's variable-width strings, which need numpy's own copy to
+    count their references)."""
+    return not dtype.hasobject and dtype.kind != "T"
+
+
 def _plan(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, c_contiguous: bool,
-          order: tuple[int, ...]) -> _Geometry:
-    """The (possibly axis-merged) source view, its permutation, and the tiling axis or None."""
+          order: tuple[int, ...], plain: bool = True) -> _Geometry:
+    """The (possibly axis-merged) source view, its permutation, and the tiling axis or None
+    (always None for items that are not ``plain``: numpy's copy handles those)."""
     size = math.prod(shape)
     if c_contiguous and size:
         merged, perm = _merge_axes(shape, order)
@@ -152,7 +160,7 @@ def _plan(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, c_con
         merged_shape, perm = None, list(order)
         geometry_shape = [shape[ax] for ax in order]
     n = len(geometry_shape)
-    if n < 2 or size * itemsize <= _SMALL_BYTES:
+    if n < 2 or size * itemsize <= _SMALL_BYTES or not plain:
         return _Geometry(order, tuple(shape[ax] for ax in order), merged_shape, tuple(perm), None)
     # p: the output axis that is contiguous in the input.
     if c_contiguous:
@@ -251,7 +259,9 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
 @functools.lru_cache(maxsize=64)
 def _exports_buffer(dtype: np.dtype) -> bool:
     """Whether numpy exports arrays of ``dtype`` through the buffer protocol (not datetime64 or
-    ml_dtypes' types: those go to the kernels as raw items)."""
+    ml_dtypes' types: those go to the kernels as raw items). Only asked of plain dtypes."""
+    if not _plain(dtype):
+        return False
     try:
         memoryview(np.zeros(1, dtype))
     except (ValueError, TypeError, BufferError):
