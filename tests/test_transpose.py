@@ -365,3 +365,51 @@ def test_references_are_copied_by_numpy_with_their_counts() -> None:
     strings = np.array([f"v{i}" for i in range(512 * 512)], np.dtypes.StringDType()).reshape(512, 512)
     assert (transpose(strings, (1, 0)) == strings.T).all()
     assert (codec.encode_chunk(strings) == strings.T).all()
+
+
+def test_permute_plan_checks_its_plan() -> None:
+    """The compiled copy from a plan of plain numbers must refuse any plan whose view would
+    leave the source buffer, or whose destination is not the view's size."""
+    from numcodecs_ext.core import _native
+
+    compiled = _native.kernels()
+    if compiled is None:
+        pytest.skip("compiled kernels not built")
+    src = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    dst = np.empty((4, 3, 2), "float32")
+
+    def plan(*values: int) -> bytes:
+        return np.array(values, np.int64).tobytes()
+
+    view = src.transpose(2, 1, 0)
+    compiled.permute_plan(src, dst, plan(3, 0, 4, *view.shape, *view.strides))
+    assert (dst == view).all()
+    bad = [
+        plan(3, 0, 4, 4, 3, 2, 4, 16, 48),  # the last item would be past the end of src
+        plan(3, 2, 4, *view.shape, *view.strides),  # p must be below ndim - 1
+        plan(3, 0, 4, 4, 3, 0, 4, 16, 48),  # a zero size
+        plan(3, 0, 4, 4, 3, 2, -4, 16, 48),  # a negative stride
+        plan(3, 0, 4, *view.shape, *view.strides)[:-8],  # truncated
+        plan(1, 0, 4, 24, 4),  # 1-d
+        plan(3, 0, 0, *view.shape, *view.strides),  # no item size
+        plan(3, 0, 4, 4, 3, 2**62, 4, 16, 48),  # sizes that overflow
+    ]
+    for p in bad:
+        with pytest.raises(ValueError):
+            compiled.permute_plan(src, dst, p)
+    with pytest.raises(ValueError):  # dst of another size
+        compiled.permute_plan(src, np.empty(25, "float32"), plan(3, 0, 4, *view.shape, *view.strides))
+
+
+@pytest.mark.parametrize("shape,order", [((1024, 256), (1, 0)), ((16, 64, 128), (2, 0, 1)),
+                                         ((8, 96, 2, 160), (3, 1, 0, 2)), ((300, 700), (1, 0))])
+@pytest.mark.parametrize("dtype", ["uint8", "float32", ">f8", "complex128", "M8[s]"])
+def test_chunk_transposer_layouts(shape, order, dtype) -> None:
+    """Every way a chunk takes (a plan, a direct view, raw items, numpy's copy) gives numpy's
+    result, for C-contiguous, Fortran and reversed inputs."""
+    from numcodecs_ext.core.transpose import chunk_transposer
+
+    a = (np.arange(math.prod(shape)) % 251).astype(dtype).reshape(shape)
+    for x in (a, np.asfortranarray(a), a[::-1]):
+        got = chunk_transposer(x, order)(x)
+        assert got.shape == x.transpose(order).shape and (got == x.transpose(order)).all()

@@ -553,6 +553,8 @@ done:
 /* transpose's tiled copy, in _permute.c; zfp's look at the values, in _scan.c */
 extern PyObject *permute(PyObject *self, PyObject *args);
 extern const char permute_doc[];
+extern PyObject *permute_plan(PyObject *self, PyObject *args);
+extern const char permute_plan_doc[];
 extern PyObject *scan(PyObject *self, PyObject *args);
 extern const char scan_doc[];
 /* _zfpcall.c */
@@ -573,6 +575,7 @@ static PyMethodDef methods[] = {
     {"bitround", bitround, METH_VARARGS, bitround_doc},
     {"f2i", f2i, METH_VARARGS, f2i_doc},
     {"permute", permute, METH_VARARGS, permute_doc},
+    {"permute_plan", permute_plan, METH_VARARGS, permute_plan_doc},
     {"scan", scan, METH_VARARGS, scan_doc},
     {"take", take, METH_VARARGS, take_doc},
     {"zfp_api", zfp_api, METH_VARARGS, zfp_api_doc},

@@ -163,3 +163,57 @@ done:
     PyBuffer_Release(&dst);
     return result;
 }
+
+const char permute_plan_doc[] =
+    "permute_plan(src, dst, plan) -> None\n\n"
+    "permute() for a C-contiguous ``src`` whose strided view is described by ``plan``: native\n"
+    "int64 values ndim, p, item size, then ndim sizes and ndim non-negative source strides\n"
+    "(bytes), in output order. The view must lie inside ``src``; ``dst`` must hold it exactly.\n"
+    "It spares the caller building the view and exporting its strides for every chunk.";
+
+PyObject *permute_plan(PyObject *self, PyObject *args) {
+    Py_buffer src, dst, plan;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*y*", &src, &dst, &plan)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    plan_t pl;
+    const int64_t *v = (const int64_t *)plan.buf;
+    const Py_ssize_t count = plan.len / (Py_ssize_t)sizeof(int64_t);
+    if (plan.len % (Py_ssize_t)sizeof(int64_t) || count < 3 || v[0] < 2 || v[0] > MAX_DIMS ||
+        count != 3 + 2 * v[0] || v[1] < 0 || v[1] >= v[0] - 1 || v[2] < 1) {
+        PyErr_SetString(PyExc_ValueError, "permute_plan: malformed plan");
+        goto done;
+    }
+    pl.ndim = (int)v[0];
+    pl.p = (int)v[1];
+    pl.item = (Py_ssize_t)v[2];
+    Py_ssize_t stride = pl.item, last = 0; /* the offset of the view's last item */
+    for (int ax = pl.ndim - 1; ax >= 0; ax--) {
+        const int64_t n = v[3 + ax], s = v[3 + pl.ndim + ax];
+        if (n < 1 || s < 0 || n > PY_SSIZE_T_MAX / stride ||
+            (n > 1 && s > (PY_SSIZE_T_MAX - last) / (n - 1))) {
+            PyErr_SetString(PyExc_ValueError, "permute_plan: sizes must be positive, strides non-negative");
+            goto done;
+        }
+        pl.shape[ax] = (Py_ssize_t)n;
+        pl.s_strides[ax] = (Py_ssize_t)s;
+        pl.d_strides[ax] = stride;
+        stride *= (Py_ssize_t)n;
+        last += (Py_ssize_t)((n - 1) * s);
+    }
+    if (last > src.len - pl.item || dst.len != stride) {
+        PyErr_SetString(PyExc_ValueError, "permute_plan: the view does not fit src, or dst is not its size");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    copy_all(&pl, (const char *)src.buf, (char *)dst.buf);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    PyBuffer_Release(&plan);
+    return result;
+}

@@ -238,6 +238,19 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
     permute, raw, tile, shape, dtype = (compiled.permute, _raw_items(a.itemsize),
                                         geometry.tile_axis, geometry.out_shape, a.dtype)
     source, empty, u8 = geometry.source, np.empty, np.dtype(np.uint8)
+    if _exports_buffer(dtype) and a.flags.c_contiguous and hasattr(compiled, "permute_plan"):
+        # the view's geometry once, as plain numbers: each chunk is then one C call on buffers
+        view = source(a)
+        plan = np.array([view.ndim, tile, a.itemsize, *view.shape, *view.strides],
+                        np.int64).tobytes()
+        permute_plan = compiled.permute_plan
+
+        def planned(x: np.ndarray) -> np.ndarray:
+            out = empty(shape, dtype)  # (new memory: it cannot overlap x)
+            permute_plan(x, out, plan)
+            return out
+
+        return planned
     if _exports_buffer(dtype) and geometry.merged is None:
         perm = geometry.perm
 
