@@ -224,6 +224,10 @@ class Transpose(ExtCodec):
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         arr = np.asarray(arr)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
+            return self._decoder(arr, shape, dtype)(arr)
         key = (arr.shape, arr.strides, arr.dtype, shape, dtype, _native.ENABLED)
         run = self.__dict__.get("_transposers", _NONE).get(key)
         if run is None:

@@ -214,7 +214,9 @@ class Zfp(ExtCodec):
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if type(shape) is not tuple:
             shape = tuple(shape)
-        key = (shape, dtype, _native.ENABLED, "decode")
+        if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
+            return core.decompress(buf, shape, dtype, self._settings())
+        key = (shape, dtype, dtype.char, _native.ENABLED, "decode")
         coders = self.__dict__.setdefault("_chunk_coders", {})
         decode = coders.get(key)
         if decode is None:

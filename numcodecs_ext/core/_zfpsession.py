@@ -102,7 +102,8 @@ def compress(work: np.ndarray, mode: Any, ztype: int,
     ``check`` asks the compiled session to look at float values first: ``(item size, limit,
     tiny)``; if some value is not finite, ``|v| >= limit`` or ``0 < |v| < tiny``, nothing is
     compressed and None is returned (the caller's own checks then decide). Without the compiled
-    session ``check`` is ignored: the caller checks first.
+    session (the kernels may be switched off since the caller asked) a requested check returns
+    None at once: the caller's checks must run.
     """
     shape = work.shape
     capacity = max_size(mode, ztype, shape)
@@ -112,6 +113,8 @@ def compress(work: np.ndarray, mode: Any, ztype: int,
         item, limit, tiny = check if check is not None else (0, 0.0, 0.0)
         return compiled.module.zfp_encode(compiled.api, *_spec(mode, ztype, shape), work, out,
                                           item, limit, tiny)
+    if check is not None:
+        return None
     lib = _libzfp.load()
     with _session(lib, mode, ztype, _address(work), shape) as (zs, field, attach):
         attach(_address(out), capacity)

@@ -246,7 +246,7 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
         permute_plan = compiled.permute_plan
 
         def planned(x: np.ndarray) -> np.ndarray:
-            out = empty(shape, dtype)  # (new memory: it cannot overlap x)
+            out = empty(shape, x.dtype)  # (x's own dtype object; new memory: no overlap)
             permute_plan(x, out, plan)
             return out
 
@@ -255,14 +255,14 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
         perm = geometry.perm
 
         def direct(x: np.ndarray) -> np.ndarray:  # (the fewest numpy calls: see the docstring)
-            out = empty(shape, dtype)  # (new memory: it cannot overlap x)
+            out = empty(shape, x.dtype)  # (x's own dtype object; new memory: no overlap)
             permute(x.transpose(perm), out, tile)
             return out
 
         return direct
 
     def run(x: np.ndarray) -> np.ndarray:
-        out = empty(shape, dtype)
+        out = empty(shape, x.dtype)
         permute(source(x).view(raw), out.reshape(-1).view(u8), tile)
         return out
 

@@ -27,6 +27,7 @@ import numpy as np
 from ..codecs._base import typed
 from ..codecs.cast_value import CastValue as _CastValue
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
+from ..core import _native as _kernels
 from ..core import fused
 from ..dtypes import dtype_name
 from ._base import AdapterMixin, ArrayArrayV3, _native, zarr_dtype
@@ -55,7 +56,8 @@ class _AfterScaleOffset(ArrayArrayV3):
 
     def fused_encode(self, before: Any, arr: np.ndarray) -> np.ndarray:
         coders = self.__dict__.setdefault("_chunk_coders", {})
-        key = (id(before), arr.shape, arr.dtype, "encode")  # (a codec's hash costs more)
+        # (by the codec's identity: its hash costs more than the look-up)
+        key = (id(before), arr.shape, arr.dtype, _kernels.ENABLED, "encode")
         found = coders.get(key)
         fast = found[1] if found is not None and found[0] is before else None
         if fast is not None:
@@ -74,7 +76,7 @@ class _AfterScaleOffset(ArrayArrayV3):
         codes = self.codec.data_type  # type: ignore[attr-defined]
         enc = typed(np.asarray(arr), codes).reshape(shape)
         decoders = self.__dict__.setdefault("_chunk_coders", {})
-        key = (id(before), shape, dtype, "decode")  # (a codec's hash costs more)
+        key = (id(before), shape, dtype, _kernels.ENABLED, "decode")
         found = decoders.get(key)
         fast = found[1] if found is not None and found[0] is before else None
         if fast is not None:
