@@ -405,7 +405,7 @@ def test_permute_plan_checks_its_plan() -> None:
                                          ((8, 96, 2, 160), (3, 1, 0, 2)), ((300, 700), (1, 0))])
 @pytest.mark.parametrize("dtype", ["uint8", "float32", ">f8", "complex128", "M8[s]"])
 def test_chunk_transposer_layouts(shape, order, dtype) -> None:
-    """Every way a chunk takes (a plan, a direct view, raw items, numpy's copy) gives numpy's
+    """Every way a chunk takes (a plan, raw items, numpy's copy) gives numpy's
     result, for C-contiguous, Fortran and reversed inputs."""
     from numcodecs_ext.core.transpose import chunk_transposer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -215,6 +215,24 @@ class ExtCodec(Codec):
             f"(zarr v3 arrays never need them: use numcodecs_ext.zarr3.{type(self).__name__})"
         )
 
+    def _chunk_path(self, key: Hashable) -> Any:
+        """The per-chunk function :meth:`_keep_chunk_path` kept for ``key``, or None (codecs work
+        out such functions once per chunk layout: zarr passes chunk after chunk of one)."""
+        return self.__dict__.get("_chunk_paths", _NO_PATHS).get(key)
+
+    def _keep_chunk_path(self, key: Hashable, path: Any) -> Any:
+        """Keep ``path`` for ``key`` (at most 64: the oldest all go) and return it."""
+        paths = self.__dict__.setdefault("_chunk_paths", {})
+        if len(paths) >= 64:
+            paths.clear()
+        paths[key] = path
+        return path
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_chunk_paths", None)  # (closures, which do not pickle: rebuilt on use)
+        return state
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.get_config() == other.get_config()  # type: ignore[attr-defined]
 
@@ -224,6 +242,9 @@ class ExtCodec(Codec):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
         return f"{type(self).__name__}({params})"
+
+
+_NO_PATHS: dict[Any, Any] = {}  # (an empty cache, never written)
 
 
 def _dtype_json_of(dtype: np.dtype) -> str:

@@ -216,10 +216,10 @@ class Transpose(ExtCodec):
             return arr.transpose(self.permutation(arr.ndim))
         # one look-up per chunk (after a large chunk, every line here runs from cold caches)
         key = (arr.shape, arr.strides, arr.dtype, _native.ENABLED)
-        run = self.__dict__.get("_transposers", _NONE).get(key)
+        run = self._chunk_path(key)
         if run is None:
-            run = self._remember(key, self._transposer(arr, self.permutation(arr.ndim)))
-        return run(arr)
+            run = self._keep_chunk_path(key, self._transposer(arr, self.permutation(arr.ndim)))
+        return run(arr)  # type: ignore[no-any-return]
 
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -229,10 +229,10 @@ class Transpose(ExtCodec):
         if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
             return self._decoder(arr, shape, dtype)(arr)
         key = (arr.shape, arr.strides, arr.dtype, shape, dtype, _native.ENABLED)
-        run = self.__dict__.get("_transposers", _NONE).get(key)
+        run = self._chunk_path(key)
         if run is None:
-            run = self._remember(key, self._decoder(arr, shape, dtype))
-        return run(arr)
+            run = self._keep_chunk_path(key, self._decoder(arr, shape, dtype))
+        return run(arr)  # type: ignore[no-any-return]
 
     def _decoder(self, arr: np.ndarray, shape: tuple[int, ...],
                  dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
@@ -256,19 +256,3 @@ class Transpose(ExtCodec):
     def _transposer(arr: np.ndarray, perm: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
         """:func:`.chunk_transposer` (the view, for small arrays) for arrays laid out as ``arr``."""
         return (lambda x: x.transpose(perm)) if small(arr) else chunk_transposer(arr, perm)
-
-    def _remember(self, key: tuple[Any, ...],
-                  run: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-        found = self.__dict__.setdefault("_transposers", {})
-        if len(found) >= 64:
-            found.clear()
-        found[key] = run
-        return run
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_transposers", None)  # (closures: rebuilt on the first chunk)
-        return state
-
-
-_NONE: dict[Any, Any] = {}  # (an empty cache, never written)

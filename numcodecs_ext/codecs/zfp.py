@@ -202,14 +202,11 @@ class Zfp(ExtCodec):
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:
         key = (arr.shape, arr.dtype, _native.ENABLED)
-        coders = self.__dict__.setdefault("_chunk_coders", {})
-        encode = coders.get(key)
+        encode = self._chunk_path(key)
         if encode is None:
-            encode = core.chunk_encoder(arr.shape, arr.dtype, self._settings())
-            if len(coders) >= 64:
-                coders.clear()
-            coders[key] = encode
-        return encode(arr)
+            encode = self._keep_chunk_path(
+                key, core.chunk_encoder(arr.shape, arr.dtype, self._settings()))
+        return encode(arr)  # type: ignore[no-any-return]
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if type(shape) is not tuple:
@@ -217,19 +214,10 @@ class Zfp(ExtCodec):
         if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
             return core.decompress(buf, shape, dtype, self._settings())
         key = (shape, dtype, dtype.char, _native.ENABLED, "decode")
-        coders = self.__dict__.setdefault("_chunk_coders", {})
-        decode = coders.get(key)
+        decode = self._chunk_path(key)
         if decode is None:
-            decode = core.chunk_decoder(shape, dtype, self._settings())
-            if len(coders) >= 64:
-                coders.clear()
-            coders[key] = decode
-        return decode(buf)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_chunk_coders", None)  # (closures: rebuilt on the first chunk)
-        return state
+            decode = self._keep_chunk_path(key, core.chunk_decoder(shape, dtype, self._settings()))
+        return decode(buf)  # type: ignore[no-any-return]
 
     def _settings(self) -> Any:
         """The validated mode, worked out on the first chunk (zarr passes chunk after chunk)."""

@@ -106,13 +106,11 @@ def compress(work: np.ndarray, mode: Any, ztype: int,
     None at once: the caller's checks must run.
     """
     shape = work.shape
-    capacity = max_size(mode, ztype, shape)
+    encode, capacity = encoder(mode, ztype, shape)
     out = scratch(capacity)
-    compiled = _session_kernels()
-    if compiled is not None:
+    if encode is not None:
         item, limit, tiny = check if check is not None else (0, 0.0, 0.0)
-        return compiled.module.zfp_encode(compiled.api, *_spec(mode, ztype, shape), work, out,
-                                          item, limit, tiny)
+        return encode(work, out, item, limit, tiny)  # type: ignore[no-any-return]
     if check is not None:
         return None
     lib = _libzfp.load()

@@ -238,7 +238,7 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
     permute, raw, tile, shape, dtype = (compiled.permute, _raw_items(a.itemsize),
                                         geometry.tile_axis, geometry.out_shape, a.dtype)
     source, empty, u8 = geometry.source, np.empty, np.dtype(np.uint8)
-    if _exports_buffer(dtype) and a.flags.c_contiguous and hasattr(compiled, "permute_plan"):
+    if _exports_buffer(dtype) and a.flags.c_contiguous:
         # the view's geometry once, as plain numbers: each chunk is then one C call on buffers
         view = source(a)
         plan = np.array([view.ndim, tile, a.itemsize, *view.shape, *view.strides],
@@ -251,17 +251,8 @@ def chunk_transposer(a: np.ndarray, order: Sequence[int]) -> Callable[[np.ndarra
             return out
 
         return planned
-    if _exports_buffer(dtype) and geometry.merged is None:
-        perm = geometry.perm
 
-        def direct(x: np.ndarray) -> np.ndarray:  # (the fewest numpy calls: see the docstring)
-            out = empty(shape, x.dtype)  # (x's own dtype object; new memory: no overlap)
-            permute(x.transpose(perm), out, tile)
-            return out
-
-        return direct
-
-    def run(x: np.ndarray) -> np.ndarray:
+    def run(x: np.ndarray) -> np.ndarray:  # (other layouts, and dtypes numpy does not export)
         out = empty(shape, x.dtype)
         permute(source(x).view(raw), out.reshape(-1).view(u8), tile)
         return out

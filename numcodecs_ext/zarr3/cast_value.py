@@ -54,42 +54,47 @@ class _AfterScaleOffset(ArrayArrayV3):
                 cache[key] = hit
         return hit[1:]
 
+    def _chunk_path(self, key: tuple[Any, ...], before: Any, arr: np.ndarray) -> Any:
+        """The kept per-chunk function's result for ``arr`` (key: by ``before``'s identity, as
+        its hash costs more than the look-up), or None: then the general pass runs."""
+        found = self.__dict__.get("_chunk_coders", _NO_PATHS).get(key)
+        return found[1](arr) if found is not None and found[0] is before else None
+
+    def _keep_chunk_path(self, key: tuple[Any, ...], before: Any, build: Any) -> None:
+        """Keep ``build()`` (None: not available yet) for ``key`` unless ``before`` has one."""
+        paths = self.__dict__.setdefault("_chunk_coders", {})
+        found = paths.get(key)
+        if (found is None or found[0] is not before) and len(paths) < 32:
+            path = build()
+            if path is not None:
+                paths[key] = (before, path)
+
     def fused_encode(self, before: Any, arr: np.ndarray) -> np.ndarray:
-        coders = self.__dict__.setdefault("_chunk_coders", {})
-        # (by the codec's identity: its hash costs more than the look-up)
         key = (id(before), arr.shape, arr.dtype, _kernels.ENABLED, "encode")
-        found = coders.get(key)
-        fast = found[1] if found is not None and found[0] is before else None
-        if fast is not None:
-            result = fast(arr)
-            if result is not None:
-                return result
+        result = self._chunk_path(key, before, arr)
+        if result is not None:
+            return result  # type: ignore[no-any-return]
         off, sc, target, args = self._fused_arguments(before, arr.dtype, "encode")
-        if fast is None and len(coders) < 32:
-            fast = fused.chunk_encoder(arr.dtype, arr.shape, target, off, sc, **args)
-            if fast is not None:
-                coders[key] = (before, fast)
+        self._keep_chunk_path(key, before, lambda: fused.chunk_encoder(
+            arr.dtype, arr.shape, target, off, sc, **args))
         return fused.encode(arr, off, sc, target, **args)
 
     def fused_decode(self, before: Any, arr: Any, shape: tuple[int, ...],
                      dtype: np.dtype) -> np.ndarray:
         codes = self.codec.data_type  # type: ignore[attr-defined]
         enc = typed(np.asarray(arr), codes).reshape(shape)
-        decoders = self.__dict__.setdefault("_chunk_coders", {})
         key = (id(before), shape, dtype, _kernels.ENABLED, "decode")
-        found = decoders.get(key)
-        fast = found[1] if found is not None and found[0] is before else None
-        if fast is not None:
-            result = fast(enc)
-            if result is not None:
-                return result
+        result = self._chunk_path(key, before, enc)
+        if result is not None:
+            return result  # type: ignore[no-any-return]
         off, sc, target, args = self._fused_arguments(before, dtype, "decode")
         result = fused.decode(enc, target, off, sc, **args)
-        if fast is None and len(decoders) < 32:  # once a look-up exists, chunks take it directly
-            fast = fused.chunk_decoder(codes, shape, target, off, sc, **args)
-            if fast is not None:
-                decoders[key] = (before, fast)
+        self._keep_chunk_path(key, before, lambda: fused.chunk_decoder(  # once a table exists
+            codes, shape, target, off, sc, **args))
         return result
+
+
+_NO_PATHS: dict[Any, Any] = {}  # (an empty cache, never written)
 
 
 class _CastValueSurface(_AfterScaleOffset):
