@@ -70,7 +70,8 @@ def test_help_is_plain_text() -> None:
     done = subprocess.run([sys.executable, "-m", "numcodecs_ext", "--help"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0 and "``" not in done.stdout and ":mod:" not in done.stdout
-    assert "convert, suggest, migrate, normalize, inspect" in done.stdout
+    for command in ("demo", "info", "convert", "suggest", "migrate", "normalize", "inspect"):
+        assert f"\n    {command}" in done.stdout, command
 
 
 def test_plot_draws_the_tradeoff(tmp_path, capsys) -> None:

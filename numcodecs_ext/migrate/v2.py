@@ -35,7 +35,7 @@ import numpy as np
 
 from .filters import MATCHES, NotExpressible
 from .plan import ArrayPlan, GroupPlan, array_metadata, group_metadata
-from .progress import Progress
+from ..tools.progress import Progress
 
 __all__ = ["MigrationReport", "migrate", "plan_store", "verify"]
 

@@ -7,6 +7,7 @@ shown can never drift from the code measured.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -16,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LEGEND", "Pipeline", "pipelines", "plot_tradeoff", "run_demo", "sample_field"]
+__all__ = ["LEGEND", "Pipeline", "add_arguments", "pipelines", "plot_tradeoff", "run", "run_demo",
+           "sample_field"]
 
 CHUNKS = (6, 181, 360)
 
@@ -260,3 +262,30 @@ def plot_tradeoff(path: str | Path, quiet: bool = False) -> list[tuple[str, floa
     fig.savefig(path)
     plt.close(fig)
     return points
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command line of ``numcodecs-ext demo`` (also what ``numcodecs-ext`` alone runs)."""
+    parser.add_argument("--out", type=Path, default=None,
+                        help="keep the zarr stores here, one per pipeline (default: a temporary folder)")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png",
+                        help="also draw compression ratio against error for the lossy pipelines "
+                             "(needs matplotlib)")
+    parser.add_argument("--no-code", action="store_true", help="do not print each pipeline's code")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``numcodecs-ext demo``: 0 when every pipeline kept its promise, else 1."""
+    from .errors import UsageError
+
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError('--plot needs matplotlib: pip install "numcodecs_ext[plot]"') from None
+    status = run_demo(args.out, args.quiet, show_code=not args.no_code)
+    if args.plot is not None:
+        points = plot_tradeoff(args.plot, quiet=args.quiet)
+        print(f"\nplot of {len(points)} configurations written to {args.plot}")
+    return status
