@@ -1221,6 +1221,9 @@ def _probe_support(impl: Impl, ours_dir: Path, results: Results) -> dict[str, di
 
 def others(ours_dir: Path, out: Path) -> int:
     """(others) Each implementation reads our stores and writes every case it supports."""
+    if importlib.util.find_spec("numcodecs_ext") is not None:
+        print("the others' environment must not see numcodecs_ext (it would replace zarr's codecs)")
+        return 1
     out.mkdir(parents=True, exist_ok=True)
     results = Results("others")
     results.scratch = str(out / "scratch")

@@ -113,7 +113,7 @@ DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
          "type; output scalars are encoded using the fill value encoding for the output data type.",
          'write "NaN" instead of the canonical NaN\'s hex form; keep hex only for non-canonical '
          "NaN payloads, which these readers cannot map"),
-    _dev("numcodecs-bitround-integers", "zarr-python", "3.1.3", "3.4.2", "numcodecs.bitround",
+    _dev("numcodecs-bitround-integers", "zarr-python", "3.1.6", "3.4.2", "numcodecs.bitround",
          "read partial write",
          "its numcodecs adapter treats integers as floats: zarrs-written int16 [32, 96, -8192] "
          "reads as [0, 0, -512]",
@@ -121,7 +121,7 @@ DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
          'keep the spec name "bitround" for integer data (zarr-python has no implementation of it '
          "without numcodecs_ext, so it refuses instead of misreading); readers with numcodecs_ext "
          "read both names correctly",
-         who="zarr-python 3.1.3-3.4.2 (its numcodecs adapter, when numcodecs_ext is not installed)"),
+         who="zarr-python 3.1.6-3.4.2 (its numcodecs adapter, when numcodecs_ext is not installed)"),
     _dev("reshape-partial-decode", "zarrs", "0", "0.23.8", "reshape", "read partial",
          "reads of part of a chunk fail ('partial decoding with the reshape codec is not yet "
          "supported'), and so do whole-array reads of arrays with edge chunks",
