@@ -96,8 +96,8 @@ DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
          "counts each of them as one input dimension ([2, -1, [1]])",
          "Each element `shape[i]` must be one of: a positive integer `size` [...], an array of "
          "integers `input_dims` [...], the special value `-1`",
-         "write the same shape with input dimensions instead of sizes before the group "
-         "([[0], -1, [1]] where the chunk's first dimension is 2, or merge the groups)"),
+         "spell the output with sizes only (for 4x3 chunks [2, 2, 3] instead of [2, -1, [1]]), "
+         "or keep each group of input dimensions ahead of the sizes and -1"),
     _dev("cast-value-float16-double-rounding", "zarr-python", "3.2", "3.4.2", "cast_value", "write",
          "float64 -> float16 rounds through float32, twice (1.0004882812500002 is written as 1.0, "
          "and 65519.99999999999 fails instead of giving 65504)",
