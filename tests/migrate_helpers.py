@@ -68,9 +68,12 @@ def chunk_files(path: Path) -> dict[str, bytes]:
 
 
 def same(a: Any, b: Any) -> bool:
+    """Same shape, same data type (byte order aside), same values bit for bit."""
     a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and \
-        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+    if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
+        return False
+    native = a.dtype.newbyteorder("=")
+    return np.ascontiguousarray(a, native).tobytes() == np.ascontiguousarray(b, native).tobytes()
 
 
 def opens_as_v3(path: Path, name: str = "") -> Any:

@@ -37,7 +37,7 @@ import numpy as np
 from ..dtypes import dtype_name, int_range, scalar_from_json, scalar_to_json, v3_dtype_from_json
 from .text import number
 
-__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata",
+__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray",
            "parse_code_option", "scan_codes", "with_code"]
 
 #: array -> array codecs whose effect on a scalar numcodecs_ext can compute (through its own
@@ -225,6 +225,24 @@ def codes_metadata(metadata: dict[str, Any], where: tuple[int, ...], index: int)
     return out
 
 
+def codes_zarray(zarray: dict[str, Any]) -> dict[str, Any] | None:
+    """A zarr v2 array's ``.zarray`` that reads its stored integers (what its last
+    FixedScaleOffset, or AsType from floats to integers, writes), or None if it has none."""
+    filters = list(zarray.get("filters") or [])
+    for i in range(len(filters) - 1, -1, -1):
+        f = filters[i]
+        if not isinstance(f, dict):
+            continue
+        stored = None
+        if f.get("id") == "fixedscaleoffset":
+            stored = f.get("astype")
+        elif f.get("id") == "astype" and np.dtype(f.get("decode_dtype", "u1")).kind == "f":
+            stored = f.get("encode_dtype")
+        if stored is not None and np.dtype(stored).kind in "iu":
+            return {**zarray, "dtype": np.dtype(stored).str, "fill_value": 0, "filters": filters[i + 1:] or None}
+    return None
+
+
 @dataclass
 class CodeUse:
     """Which codes of an integer type the stored chunks hold: every code for 8- and 16-bit
@@ -296,16 +314,15 @@ def scan_codes(view: Any, present: Iterable[str] | dict[str, int], *, asked: Ite
     from .runs import chunk_coords, quiet, runs
 
     array = view.open()
-    dtype = np.dtype(array.dtype)
+    dtype = np.dtype(array.dtype).newbyteorder("=")
     use = new_use(dtype, asked)
     keys = set(present)
-    encoding = array.metadata.chunk_key_encoding
     prefix = f"{view.path}/" if view.path else ""
     chunks = list(array.chunks)
     shape = list(array.shape)
     for _, sel in runs(shape, chunks, itemsize=dtype.itemsize):
         coords = list(chunk_coords(sel, chunks))
-        stored = [c for c in coords if prefix + encoding.encode_chunk_key(c) in keys]
+        stored = [c for c in coords if prefix + array.metadata.encode_chunk_key(c) in keys]
         if not stored:
             continue
         with quiet():

@@ -272,7 +272,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "whose fill value is NaN can be written to; auto picks one")
     parser.add_argument("--fill-code", action="append", metavar="[ARRAY=]N|auto",
                         help="likewise for a fill value outside the packing")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar, and only the arrays left as they were")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -281,7 +282,8 @@ def run(args: argparse.Namespace) -> int:
     report = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap,
                        nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet)
     for plan in report.arrays:
-        print(plan.describe())
+        if not args.quiet or plan.left:
+            print(plan.describe())
     verb = "would change" if args.dry_run else "changed"
     changed, left = report.changed, report.left
     print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched, every chunk read under "

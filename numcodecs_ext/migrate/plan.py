@@ -85,6 +85,7 @@ class ArrayPlan:
     rewrite: str | None = None  # why the chunks must be decoded and encoded again
     read_only: str | None = None  # why zarr will refuse writes to the migrated array
     notes: list[str] = field(default_factory=list)  # codes given to NaN or the fill value ...
+    zarray: dict[str, Any] | None = None  # the v2 metadata it comes from, if any
 
     @property
     def key(self) -> str:
@@ -370,7 +371,7 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype)
+    return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray)
 
 
 def group_metadata(index: StoreIndex, path: str) -> GroupPlan:

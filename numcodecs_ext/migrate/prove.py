@@ -19,8 +19,8 @@ import numpy as np
 from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.storage import Location
-from .codes import (check_fill, choose_code, code_cast, codes_metadata, existing_code, new_use,
-                    scan_codes, with_code, chain_at)
+from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
+                    existing_code, new_use, scan_codes, with_code)
 from .filters import NotExpressible
 from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
@@ -59,6 +59,10 @@ class MigrationReport:
         lines.append(f"{len(self.arrays)} arrays ({kept} keep their chunks, "
                      f"{len(self.arrays) - kept} rewritten), {len(self.groups)} groups")
         return "\n".join(lines)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
 
 
 def _doc(metadata: dict[str, Any]) -> bytes:
@@ -196,8 +200,14 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         if have is not None:
             plan.notes.append(f"{'NaN' if nan else 'the fill value'} already has the code {have}")
             continue
-        view_meta = codes_metadata(plan.metadata, where, index)
-        if view_meta is None:
+        if plan.zarray is not None:  # the v2 chunks, read as v2 down to the codes
+            zarray = codes_zarray(plan.zarray)
+            view = View(location, plan.path, 2, {_join(plan.path, ".zarray"): json.dumps(zarray).encode()}) \
+                if zarray is not None else None
+        else:
+            view_meta = codes_metadata(plan.metadata, where, index)
+            view = View(location, plan.path, 3, {plan.key: _doc(view_meta)}) if view_meta is not None else None
+        if view is None:
             raise ToolError(f"array {plan.name}: its stored codes cannot be read apart from its "
                             f"other codecs here, so {option} cannot check that a code is free")
         from ..dtypes import int_range
@@ -206,8 +216,6 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         if asked != "auto" and not lo <= int(asked) <= hi:
             raise UsageError(f"{option} {asked}: array {plan.name} stores {target.name} codes, "
                              f"from {lo} to {hi}")
-        # the stored chunks under metadata that stops at the codes (v2 chunks: the v2 key encoding)
-        view = View(location, plan.path, 3, {plan.key: _doc(view_meta)})
         with Progress(len(plan.chunks), f"codes {plan.name}", enabled=progress, unit="chunks") as bar:
             use = scan_codes(view, plan.chunks, asked=[] if asked == "auto" else [int(asked)],
                              progress=bar)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -40,8 +41,24 @@ from .text import error, number, region
 __all__ = ["BLOCK_BYTES", "View", "chunk_coords", "compare_run", "differences", "quiet", "runs",
            "same_values"]
 
-#: bytes of decoded values read at a time (zarr decodes the chunks of one read in parallel)
+#: bytes of decoded values read at a time (zarr decodes the chunks of one read in parallel); the
+#: environment variable NUMCODECS_EXT_RUN_BYTES sets another bound (memory per run, and how much
+#: an interrupted run redoes)
 BLOCK_BYTES = 32 << 20
+
+
+def block_bytes() -> int:
+    """:data:`BLOCK_BYTES`, or the environment's ``NUMCODECS_EXT_RUN_BYTES`` (at least 1)."""
+    value = os.environ.get("NUMCODECS_EXT_RUN_BYTES")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            from ..tools.errors import UsageError
+
+            raise UsageError(f"NUMCODECS_EXT_RUN_BYTES={value!r}: give a number of bytes, such as "
+                             f"{BLOCK_BYTES}") from None
+    return BLOCK_BYTES
 
 
 @contextmanager
@@ -86,11 +103,11 @@ class View:
         return self.path or "/"
 
 
-def run_shape(grid: list[int], chunk_bytes: int, budget: int = BLOCK_BYTES) -> list[int]:
+def run_shape(grid: list[int], chunk_bytes: int, budget: int | None = None) -> list[int]:
     """Chunks per run along each axis: whole chunks, the last axes first, at most ``budget``
     bytes (one chunk if a chunk is larger)."""
     per = [1] * len(grid)
-    room = max(1, budget // max(chunk_bytes, 1))
+    room = max(1, (budget or block_bytes()) // max(chunk_bytes, 1))
     for axis in reversed(range(len(grid))):
         take = max(1, min(grid[axis], room))
         per[axis] = take
@@ -99,7 +116,7 @@ def run_shape(grid: list[int], chunk_bytes: int, budget: int = BLOCK_BYTES) -> l
 
 
 def runs(shape: list[int], chunks: list[int], *, itemsize: int,
-         budget: int = BLOCK_BYTES) -> Iterator[tuple[int, tuple[slice, ...]]]:
+         budget: int | None = None) -> Iterator[tuple[int, tuple[slice, ...]]]:
     """(run number, selection) for every run of the array, in C order."""
     if not shape:
         yield 0, ()
@@ -112,7 +129,7 @@ def runs(shape: list[int], chunks: list[int], *, itemsize: int,
                              for i, p, c, s in zip(index, per, chunks, shape))
 
 
-def run_count(shape: list[int], chunks: list[int], *, itemsize: int, budget: int = BLOCK_BYTES) -> int:
+def run_count(shape: list[int], chunks: list[int], *, itemsize: int, budget: int | None = None) -> int:
     if not shape:
         return 1
     grid = [math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks)]

@@ -23,7 +23,7 @@ from ..tools.staging import StagedStore, commit_order, is_metadata_key
 from ..tools.storage import Location
 from .journal import JOURNAL, Journal, plan_digest, run_digest
 from .plan import ArrayPlan, index_store
-from .prove import MigrationReport, _doc, candidate, open_source, write_refused
+from .prove import MigrationReport, _doc, _rewrite_reason, candidate, open_source, write_refused
 from .runs import View, chunk_coords, compare_run, quiet, runs, values_in
 from .text import error, region
 
@@ -83,8 +83,9 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
         raise UsageError(f"{dst}: exists and is a file; migrate writes a new store (a directory)")
     index = index_store(dst, v2=False)
     listing = dict(index.location.walk().files)
-    if not listing and not index.problems:
-        return Destination(dst, {}, None, None)
+    if all(_is_temporary(k) for k in listing) and not index.problems:
+        # empty, or only what a run killed while writing its journal left: a fresh start
+        return Destination(dst, listing, None, None)
     if not index.journal:
         what = ("a zarr store" if index.v3 else
                 "files that no interrupted migration of this tool left (it has no " + JOURNAL + ")")
@@ -259,7 +260,7 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _R
             if verify:
                 why = compare_run(source, reader, sel, name=array.name)
                 if why is not None:
-                    return count, resumed, f"the new codecs do not read the kept chunks as before {why}"
+                    return count, resumed, _rewrite_reason(array, why)
         else:
             with quiet():
                 try:
