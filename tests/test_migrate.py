@@ -198,7 +198,7 @@ def test_in_place_adds_v3_metadata_last_and_keeps_v2(v2_store) -> None:
     finally:
         w.__exit__(None, None, None)
     again = migrate(src, in_place=True)  # a re-run keeps what equals the plan
-    assert again.resumed and "were kept" in again.resumed and _files(src) == chunks
+    assert again.resumed and "already migrated in place" in again.resumed and _files(src) == chunks
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(v2_store, capsys) -> None:

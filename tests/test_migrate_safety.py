@@ -303,3 +303,73 @@ def test_finish_resumes_after_an_interruption(store, monkeypatch) -> None:
     assert list(src.rglob(".z*"))
     migrate(src, finish=True)
     assert not list(src.rglob(".z*")) and check_complete_or_absent(src, want) == "complete"
+
+
+# -- beyond local folders, and broken inputs --------------------------------------------------
+
+
+def test_migrate_and_normalize_work_on_fsspec_urls(tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    src = tmp_path / "v2.zarr"
+    want = build_v2(src, chunks=3)
+    fs = fsspec.filesystem("memory")
+    root = f"/store-{os.getpid()}-{tmp_path.name}"
+    fs.put(str(src), f"{root}/src.zarr", recursive=True)
+    try:
+        report = migrate(f"memory://{root}/src.zarr", f"memory://{root}/dst.zarr")
+        assert report.verified and not fs.exists(f"{root}/dst.zarr/.numcodecs-ext-migrate.json")
+        with pytest.raises(UsageError, match="overlaps"):
+            migrate(f"memory://{root}/src.zarr", f"memory://{root}/src.zarr/x")
+        with quiet():
+            g = zarr.open_group(f"memory://{root}/dst.zarr", mode="r")
+            for name, values in want.items():
+                assert same(g[name][...], values)
+        assert migrate(f"memory://{root}/src.zarr", in_place=True).verified
+    finally:
+        fs.rm(root, recursive=True)
+
+
+def test_normalize_leaves_an_array_whose_chunks_cannot_be_read(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "c.zarr"
+    with quiet():
+        try:
+            from zarr.codecs.numcodecs import FixedScaleOffset
+        except ImportError:
+            from numcodecs.zarr3 import FixedScaleOffset
+        z = zarr.create_array(str(path), shape=(30,), chunks=(10,), dtype="f8", fill_value=250.0,
+                              filters=[FixedScaleOffset(offset=250, scale=10, dtype="<f8", astype="<u2")])
+        z[:] = np.linspace(250, 300, 30)
+    (path / "c" / "2").write_bytes(b"not zstd at all")
+    doc = (path / "zarr.json").read_bytes()
+    assert main(["normalize", str(path), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "zarr cannot read the source at [20:30]" in err and "Traceback" not in err
+    assert (path / "zarr.json").read_bytes() == doc
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--nan-code", ""], "give an integer code"),
+    (["--nan-code", "t=1.5"], "give an integer code"),
+    (["--nan-code", "1", "--nan-code", "2"], "given twice"),
+    (["--finish", "--rewrite"], "no migration options"),
+])
+def test_bad_arguments_exit_2_before_anything_is_read(store, argv: list[str], words: str, capsys) -> None:
+    src, _ = store
+    before = hashes(src)
+    assert main(["migrate", str(src), str(src.parent / "o.zarr"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert hashes(src) == before and not (src.parent / "o.zarr").exists()
+
+
+def test_a_broken_v2_metadata_document_is_reported(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "b.zarr"
+    build_v2(src, chunks=2)
+    (src / "t" / ".zarray").write_text("{not json")
+    assert main(["migrate", str(src), str(tmp_path / "o.zarr")]) == 1
+    err = capsys.readouterr().err
+    assert "t/.zarray: not readable JSON metadata" in err and "Traceback" not in err
+    assert not (tmp_path / "o.zarr").exists()
+    (src / "t" / ".zarray").write_text(json.dumps({"shape": [4], "chunks": [0], "dtype": "<f4"}))
+    assert main(["migrate", str(src), str(tmp_path / "o.zarr")]) == 1
+    assert "do not describe a chunk grid" in capsys.readouterr().err

@@ -24,7 +24,7 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.staging import commit_order
 from ..tools.storage import Location
-from .plan import StoreIndex, is_temporary, read_json
+from .plan import StoreIndex, read_json
 from .prove import MigrationReport, open_source, prove_array, _doc
 from .runs import View
 from .text import error
@@ -73,7 +73,10 @@ def migrate_in_place(location: Location, index: StoreIndex, report: MigrationRep
     documents (those an interrupted run already wrote are kept)."""
     report.in_place = True
     kept = existing_v3(location, index, report)
-    if kept:
+    if kept and len(kept) == len(report.arrays) + len(report.groups):
+        report.resumed = ("already migrated in place: every zarr.json equals the plan (nothing "
+                          "written; every array verified again)")
+    elif kept:
         report.resumed = (f"resumed: {len(kept)} zarr.json documents an earlier run wrote equal "
                           "the plan and were kept")
     if verify or dry_run:
@@ -140,14 +143,9 @@ def finish_in_place(location: Location, *, dry_run: bool = False, verify: bool =
     if verify:
         from .runs import compare_run, runs, values_in
 
-        plans = []
-        for path in arrays:
-            zarray = index.arrays[path]
-            plan = ArrayPlan(path, {}, [])
-            plans.append((plan, zarray))
         total = 0
         opened = []
-        for plan, _ in plans:
+        for plan in (ArrayPlan(path, {}, []) for path in arrays):
             source = open_source(location, plan)
             try:
                 target = View(location, plan.path, 3).open()
@@ -196,5 +194,3 @@ def finish_order(keys: Any, arrays: Any) -> list[str]:
 
     return sorted(keys, key=rank)
 
-
-_ = is_temporary  # (re-exported for the tests of interrupted writes)

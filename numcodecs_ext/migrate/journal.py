@@ -75,7 +75,7 @@ class Journal:
         return json.dumps({"format": FORMAT, "plan": self.plan, "source": self.source,
                            "modes": self.modes,
                            "runs": {a: {str(k): v for k, v in sorted(r.items())} for a, r in self.runs.items()}},
-                          indent=1).encode()
+                          separators=(",", ":")).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Journal:
@@ -97,6 +97,8 @@ class Journal:
         self._pending = 0
 
     def save_now_and_then(self, location: Any, *, every: int = 64, seconds: float = 10.0) -> None:
-        """Save if ``every`` runs were recorded or ``seconds`` passed since the last save."""
-        if self._pending >= every or (self._pending and time.monotonic() - self._written >= seconds):
+        """Save if ``seconds`` passed since the last save, or ``every`` runs were recorded and a
+        tenth of that time passed (the journal is rewritten whole: not after every run)."""
+        since = time.monotonic() - self._written
+        if self._pending and (since >= seconds or (self._pending >= every and since >= seconds / 10)):
             self.save(location)

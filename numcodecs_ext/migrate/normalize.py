@@ -258,7 +258,7 @@ def _update_consolidated(location: Location, index: Any, written: dict[str, dict
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext normalize``."""
-    parser.add_argument("store", help="zarr v3 store (a local directory), changed in place")
+    parser.add_argument("store", help="zarr v3 store (a local directory or an fsspec URL), changed in place")
     parser.add_argument("--dry-run", action="store_true",
                         help="prove every array and print what would change, write nothing")
     parser.add_argument("--match", choices=MATCHES, default="decode",
@@ -286,9 +286,12 @@ def run(args: argparse.Namespace) -> int:
             print(plan.describe())
     verb = "would change" if args.dry_run else "changed"
     changed, left = report.changed, report.left
-    print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched, every chunk read under "
-          f"both metadata versions and found identical)" if changed else
-          f"0 arrays {verb}")
+    if changed:
+        print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched, every chunk read "
+              "under both metadata versions and found identical)")
+    elif not left:
+        print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
+              + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))
     for name, why in report.read_only:
         print(f"note: array {name} will be read-only: {why}", file=sys.stderr)
     if left:

@@ -296,6 +296,9 @@ def plan_store(src: Any, *, match: str = "decode", wrap: bool = False, keep_numc
     for path in index.groups:
         report.groups.append(group_metadata(index, path))
     report.not_copied = sorted(index.other)
+    for key, why in index.problems:
+        report.notes.append(f"{location.child(key)}: {why}; zarr reads what is there as a missing "
+                            "chunk (the fill value), under either metadata version")
     return report
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..tools.errors import UsageError
@@ -42,9 +42,6 @@ from .prove import MigrationReport, plan_store, prove_on_source
 from .write import prepare_destination, verify_stores, write_store
 
 __all__ = ["MigrationReport", "migrate", "plan_store", "verify"]
-
-CodeArgument = "int | str | Mapping[str | None, int | str] | Iterable[str] | None"
-
 
 def _codes(value: Any, option: str) -> dict[str | None, int | str]:
     """``nan_code=`` / ``fill_code=`` as {array or None: code or "auto"}: an int, "auto", a
@@ -181,7 +178,7 @@ def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progres
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext migrate``."""
-    parser.add_argument("src", help="zarr v2 store (a local directory)")
+    parser.add_argument("src", help="zarr v2 store: a local directory or an fsspec URL (memory://, s3:// ...)")
     parser.add_argument("dst", nargs="?",
                         help="zarr v3 store to create (must not exist, or hold an interrupted "
                              "migration of SRC, which is resumed)")

@@ -12,7 +12,6 @@ runs, so the same command resumes an interrupted migration.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -179,11 +178,12 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                 journal.forget(array.path)
             journal.modes[array.path] = mode
             while True:
-                done, resumed, why = _array(array, mode, src, dst, staged, state.listing, journal,
-                                            report, bar, verify)
+                resumed, why, advanced = _array(array, mode, src, dst, staged, state.listing,
+                                                journal, report, bar, verify)
                 if why is None:
                     runs_done += resumed
                     break
+                bar.advance(-advanced[0], chunks=-advanced[1])  # (done again below)
                 # the copied chunks read differently under the new metadata: rewrite them
                 array.rewrite = why
                 refused = array.read_only or _refused(src, array)
@@ -197,9 +197,10 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
             journal.save(dst)
     report.runs_resumed = runs_done
     if resuming and runs_done:
+        done = "written and verified" if verify else "written"
         report.resumed = (f"resumed the interrupted migration in {dst}: {runs_done} runs of chunks it "
-                          "had written and verified were still there and were kept; everything "
-                          "else was written and verified now")
+                          f"had {done} were still there and were kept; everything else was {done} "
+                          "now")
     staged.commit()  # flush the chunks, then arrays, groups deepest first, the root last
     for key in state.listing:
         if _is_temporary(key):
@@ -222,9 +223,9 @@ def _refused(src: Location, array: ArrayPlan) -> str | None:
 
 def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _Recording,
            listing: dict[str, int], journal: Journal, report: MigrationReport, bar: Progress,
-           verify: bool) -> tuple[int, int, str | None]:
-    """Write and verify every run of one array; (runs, runs resumed, None) or, when kept chunks
-    read differently, (.., .., why)."""
+           verify: bool) -> tuple[int, str | None, tuple[int, int]]:
+    """Write and verify every run of one array: (runs resumed, None, progress made) or, when
+    kept chunks read differently, (.., why, ..)."""
     source = open_source(src, array)
     writer = None
     if mode == "rewrite":
@@ -237,11 +238,13 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _R
         reader = candidate(dst, array).open()
     encoding = reader.metadata.chunk_key_encoding
     recorded = journal.runs.get(array.path, {})
-    count = resumed = 0
+    resumed = 0
+    advanced = [0, 0]
     for number, sel in runs(array.shape, array.chunk_shape, itemsize=array.itemsize):
-        count += 1
         keys = _run_keys(array, sel, encoding)
         step = values_in(sel) * array.itemsize
+        advanced[0] += step
+        advanced[1] += len(keys)
         if number in recorded:
             now = run_digest({k: listing[k] for k in keys if k in listing})
             if now == recorded[number]:
@@ -260,7 +263,7 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _R
             if verify:
                 why = compare_run(source, reader, sel, name=array.name)
                 if why is not None:
-                    return count, resumed, _rewrite_reason(array, why)
+                    return resumed, _rewrite_reason(array, why), (advanced[0] - step, advanced[1] - len(keys))
         else:
             with quiet():
                 try:
@@ -285,8 +288,9 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _R
             sizes = {}
             for key in keys:
                 if key in staged.sizes:
-                    if staged.sizes[key] is not None:
-                        sizes[key] = staged.sizes[key]
+                    size = staged.sizes.pop(key)  # (forgotten once used: memory stays flat)
+                    if size is not None:
+                        sizes[key] = size
                 elif dst.exists(key):
                     sizes[key] = dst.size(key)
         for key in keys:
@@ -296,7 +300,7 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _R
         journal.done(array.path, number, run_digest(sizes))
         journal.save_now_and_then(dst)
         bar.advance(step, chunks=len(keys))
-    return count, resumed, None
+    return resumed, None, (advanced[0], advanced[1])
 
 
 def verify_stores(src: Location, dst: Location, report: MigrationReport, *, progress: bool = False) -> None:
@@ -317,13 +321,3 @@ def verify_stores(src: Location, dst: Location, report: MigrationReport, *, prog
                     raise VerificationError(f"array {plan.name}: the v3 store does not read as the "
                                             f"v2 store {why}")
                 bar.advance(values_in(sel) * plan.itemsize)
-
-
-def stored_documents(location: Location, keys: list[str]) -> dict[str, Any]:
-    out = {}
-    for key in keys:
-        try:
-            out[key] = json.loads(location.read(key))
-        except (OSError, ValueError):
-            out[key] = None
-    return out
