@@ -316,3 +316,50 @@ def test_a_compressor_zarr_v3_lacks_is_rewritten_with_zstd_and_our_filters_keep_
     with pytest.raises(NotExpressible, match="refuses to write.*fill value"):
         migrate(tmp_path / "f0.zarr", tmp_path / "f0-out.zarr")
     assert not (tmp_path / "f0-out.zarr").exists()
+
+
+def test_every_fixed_size_type_migrates_verified(tmp_path: Path) -> None:
+    """Empty and never-written arrays, fixed-size strings, datetimes with NaT, bool, complex with
+    NaN, big-endian packed data, Fortran order under FixedScaleOffset, float16 packed to uint8:
+    each keeps its chunks and reads bit for bit as before, in place and then v3 only too."""
+    src = tmp_path / "h2.zarr"
+    w = _quiet()
+    try:
+        g = zarr.open_group(str(src), mode="w", zarr_format=2)
+        g.create_array("empty", shape=(0, 5), chunks=(2, 5), dtype="<f8", fill_value=0.0)
+        g.create_array("unwritten", shape=(7,), chunks=(3,), dtype="<i4", fill_value=-5)
+        g.create_array("str_u", shape=(4,), chunks=(2,), dtype="<U5", fill_value="")[:3] = ["a", "bcdef", ""]
+        g.create_array("str_s", shape=(4,), chunks=(2,), dtype="|S3", fill_value=b"")[:3] = [b"a", b"bc", b""]
+        g.create_array("dt", shape=(5,), chunks=(2,), dtype="<M8[ns]", fill_value="NaT")[:3] = np.array(
+            ["2020-01-01", "NaT", "1970-01-01T00:00:00.000000001"], "M8[ns]")
+        g.create_array("bool", shape=(9,), chunks=(4,), dtype="|b1", fill_value=True)[:5] = [True, False, True, False, False]
+        g.create_array("complex", shape=(5,), chunks=(2,), dtype="<c16", fill_value=0)[:3] = [1 + 2j, np.nan, -0.0]
+        g.create_array("be", shape=(5,), chunks=(2,), dtype=">f8", fill_value=np.nan, filters=[
+            numcodecs.FixedScaleOffset(offset=0, scale=10, dtype=">f8", astype=">i2")])[:3] = [1.5, np.nan, -3.2]
+        g.create_array("fso_f", shape=(4, 6), chunks=(3, 4), dtype="<f4", fill_value=250.0, order="F", filters=[
+            numcodecs.FixedScaleOffset(offset=250, scale=10, dtype="<f4", astype="<u2")])[:] = \
+            np.arange(24).reshape(4, 6) + 250.5
+        g.create_array("f16", shape=(6,), chunks=(4,), dtype="<f2", fill_value=1.0, filters=[
+            numcodecs.FixedScaleOffset(offset=1, scale=10, dtype="<f2", astype="|u1")])[:5] = [1.0, 2.5, 3.3, 1.1, 20.0]
+        want = {name: zarr.open_array(str(src / name), mode="r", zarr_format=2)[...] for name in
+                ("empty", "unwritten", "str_u", "str_s", "dt", "bool", "complex", "be", "fso_f", "f16")}
+    finally:
+        w.__exit__(None, None, None)
+    report = migrate(src, tmp_path / "out.zarr", nan_code="auto")
+    assert report.verified and not any(a.rewrite for a in report.arrays)
+    assert "numpy.datetime64 (unit ns, scale_factor 1)" in str(report)
+    migrate(src, in_place=True)
+    migrate(src, finish=True)
+    assert "no published specification" in str(report)  # the fixed-size bytes and strings
+    for store in (tmp_path / "out.zarr", src):
+        w = _quiet()
+        try:
+            g3 = zarr.open_group(str(store), mode="r", zarr_format=3)
+            got_all = {name: g3[name][...] for name in want}
+        finally:
+            w.__exit__(None, None, None)
+        for name, values in want.items():
+            got = got_all[name]
+            assert got.shape == values.shape and got.dtype.newbyteorder("=") == values.dtype.newbyteorder("=")
+            assert np.ascontiguousarray(got, values.dtype.newbyteorder("=")).tobytes() == \
+                np.ascontiguousarray(values, values.dtype.newbyteorder("=")).tobytes(), name

@@ -118,7 +118,11 @@ class ArrayPlan:
     def describe(self) -> str:
         after = [c["name"] for c in self.metadata["codecs"]]
         how = f"rewrite chunks ({self.rewrite})" if self.rewrite else "keep chunks"
-        text = (f"{self.name}: {self.metadata['data_type']} {self.metadata['shape']}, "
+        data_type = self.metadata["data_type"]
+        if isinstance(data_type, dict):
+            config = data_type.get("configuration") or {}
+            data_type = f"{data_type.get('name')} ({', '.join(f'{k} {v}' for k, v in config.items())})"
+        text = (f"{self.name}: {data_type} {self.metadata['shape']}, "
                 f"{len(self.chunks)} chunks, {how}\n"
                 f"    v2 {' -> '.join(self.codecs_before) or '(no codecs)'}\n"
                 f"    v3 {' -> '.join(after)}")
@@ -272,15 +276,23 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
-def _zdtype_json(zarray: dict[str, Any]) -> tuple[Any, Any, Any]:
+def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, Any]:
     """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
-    type machinery."""
+    type machinery; what zarr warns about the type goes to ``notes``."""
+    import warnings
+
     from zarr.core.dtype import get_data_type_from_json
 
-    zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
-    fill = zarray.get("fill_value")
-    scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
-    return zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
+        fill = zarray.get("fill_value")
+        scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
+        out = zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
+    if any("does not have a Zarr V3 specification" in str(w.message) for w in caught):
+        notes.append(f"zarr's v3 data type for {zarray['dtype']} has no published specification "
+                     "yet: other zarr implementations may not read it")
+    return out
 
 
 def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
@@ -322,11 +334,13 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     if len(shape) != len(chunks) or any(s < 0 for s in shape) or any(c < 1 for c in chunks):
         raise ToolError(f"{where}: .zarray has shape {shape} and chunks {chunks}, which do not "
                         "describe a chunk grid")
-    if dtype.kind not in "biufcmM" or dtype.fields is not None:
-        raise NotExpressible(f"{where}: data type {zarray['dtype']} is not migrated (numeric, "
-                             "bool and datetime types only)")
+    if dtype.kind == "O":
+        raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through the "
+                             f"filter {((zarray.get('filters') or [{}])[0] or {}).get('id')}) is not "
+                             "migrated; fixed-size types only")
+    notes: list[str] = []
     try:
-        data_type, fill_value, fill_scalar = _zdtype_json(zarray)
+        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes)
     except (ValueError, TypeError, KeyError) as e:
         raise NotExpressible(f"{where}: zarr has no v3 form of data type {zarray['dtype']} with "
                              f"fill value {zarray.get('fill_value')} ({e})") from None
@@ -371,7 +385,8 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray)
+    return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
+                     notes=notes)
 
 
 def group_metadata(index: StoreIndex, path: str) -> GroupPlan:
