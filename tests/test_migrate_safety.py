@@ -373,3 +373,36 @@ def test_a_broken_v2_metadata_document_is_reported(tmp_path: Path, capsys) -> No
     (src / "t" / ".zarray").write_text(json.dumps({"shape": [4], "chunks": [0], "dtype": "<f4"}))
     assert main(["migrate", str(src), str(tmp_path / "o.zarr")]) == 1
     assert "do not describe a chunk grid" in capsys.readouterr().err
+
+
+def test_an_unreadable_journal_says_what_to_do(store, small_runs, monkeypatch, capsys) -> None:
+    src, want = store
+    dst = src.parent / "v3.zarr"
+    _interrupt_after(monkeypatch, "copy_to", 3)
+    with pytest.raises(Interrupt):
+        migrate(src, dst)
+    monkeypatch.undo()
+    (dst / ".numcodecs-ext-migrate.json").write_text("{truncated")
+    assert main(["migrate", str(src), str(dst)]) == 2
+    err = capsys.readouterr().err
+    assert "unreadable migration journal" in err and f"remove {dst}" in err
+    assert check_complete_or_absent(dst, want) == "absent"
+
+
+def test_the_work_on_a_run_can_travel_to_another_process(store) -> None:
+    """What issue 26 hands to dask workers: a View (where, which node, staged metadata) is
+    plain data that pickles, and opens the same array on the other side."""
+    import pickle
+
+    from numcodecs_ext.migrate.prove import candidate, plan_store
+    from numcodecs_ext.migrate.runs import View, compare_run, runs
+
+    src, want = store
+    location = Location.parse(src)
+    plan = next(p for p in plan_store(location).arrays if p.path == "t")
+    views = [pickle.loads(pickle.dumps(v)) for v in (View(location, "t", 2), candidate(location, plan))]
+    source, target = (v.open() for v in views)
+    for _, sel in runs(plan.shape, plan.chunk_shape, itemsize=plan.itemsize):
+        assert compare_run(source, target, sel, name="t") is None
+    with quiet():
+        assert same(target[...], want["t"])
