@@ -352,6 +352,7 @@ def test_normalize_leaves_an_array_whose_chunks_cannot_be_read(tmp_path: Path, c
     (["--nan-code", "t=1.5"], "give an integer code"),
     (["--nan-code", "1", "--nan-code", "2"], "given twice"),
     (["--finish", "--rewrite"], "no migration options"),
+    (["--finish", "--no-verify"], "cannot skip that"),
 ])
 def test_bad_arguments_exit_2_before_anything_is_read(store, argv: list[str], words: str, capsys) -> None:
     src, _ = store

@@ -24,9 +24,9 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.staging import commit_order
 from ..tools.storage import Location
-from .plan import StoreIndex, read_json
+from .plan import ArrayPlan, StoreIndex, index_store, read_json
 from .prove import MigrationReport, open_source, prove_array, _doc
-from .runs import View
+from .runs import View, compare_run, runs, values_in
 from .text import error
 
 __all__ = ["finish_in_place", "migrate_in_place"]
@@ -101,12 +101,9 @@ def migrate_in_place(location: Location, index: StoreIndex, report: MigrationRep
             location.remove(key)
 
 
-def finish_in_place(location: Location, *, dry_run: bool = False, verify: bool = True,
-                    progress: bool = False) -> MigrationReport:
+def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool = False) -> MigrationReport:
     """Remove the v2 metadata of a store migrated in place, after proving that its v3 metadata
     reads every array as the v2 metadata does."""
-    from .plan import ArrayPlan, index_store
-
     if not location.exists():
         raise UsageError(f"{location}: does not exist")
     if not location.isdir():
@@ -140,34 +137,32 @@ def finish_in_place(location: Location, *, dry_run: bool = False, verify: bool =
                          f"metadata and would be lost: {', '.join(lost)}. Copy them into the "
                          "zarr.json attributes (or remove them from .zattrs) and run --finish again")
     arrays = sorted(index.arrays)
-    if verify:
-        from .runs import compare_run, runs, values_in
-
-        total = 0
-        opened = []
-        for plan in (ArrayPlan(path, {}, []) for path in arrays):
-            source = open_source(location, plan)
-            try:
-                target = View(location, plan.path, 3).open()
-            except Exception as e:  # noqa: BLE001
-                raise ToolError(f"array {plan.name}: zarr cannot open its v3 metadata ({error(e)}); "
-                                "nothing was removed") from None
-            opened.append((plan, source, target))
-            total += int(source.nbytes)
-        with Progress(total, "verify", enabled=progress) as bar:
-            for plan, source, target in opened:
-                shape, chunks = list(source.shape), list(source.chunks)
-                if list(target.shape) != shape or list(target.chunks) != chunks:
-                    raise ToolError(f"array {plan.name}: the v2 metadata says shape {shape}, chunks "
-                                    f"{chunks}; the v3 metadata {list(target.shape)}, "
-                                    f"{list(target.chunks)}; nothing was removed")
-                for _, sel in runs(shape, chunks, itemsize=source.dtype.itemsize):
-                    why = compare_run(source, target, sel, name=plan.name)
-                    if why is not None:
-                        raise ToolError(f"array {plan.name}: the v3 metadata does not read as the "
-                                        f"v2 metadata {why}; nothing was removed")
-                    bar.advance(values_in(sel) * source.dtype.itemsize)
-        report.verified = True
+    # proven every time: the v2 metadata is the only way back
+    total = 0
+    opened = []
+    for plan in (ArrayPlan(path, {}, []) for path in arrays):
+        source = open_source(location, plan)
+        try:
+            target = View(location, plan.path, 3).open()
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(f"array {plan.name}: zarr cannot open its v3 metadata ({error(e)}); "
+                            "nothing was removed") from None
+        opened.append((plan, source, target))
+        total += int(source.nbytes)
+    with Progress(total, "verify", enabled=progress) as bar:
+        for plan, source, target in opened:
+            shape, chunks = list(source.shape), list(source.chunks)
+            if list(target.shape) != shape or list(target.chunks) != chunks:
+                raise ToolError(f"array {plan.name}: the v2 metadata says shape {shape}, chunks "
+                                f"{chunks}; the v3 metadata {list(target.shape)}, "
+                                f"{list(target.chunks)}; nothing was removed")
+            for _, sel in runs(shape, chunks, itemsize=source.dtype.itemsize):
+                why = compare_run(source, target, sel, name=plan.name)
+                if why is not None:
+                    raise ToolError(f"array {plan.name}: the v3 metadata does not read as the "
+                                    f"v2 metadata {why}; nothing was removed")
+                bar.advance(values_in(sel) * source.dtype.itemsize)
+    report.verified = True
     order = finish_order(index.v2_files, index.arrays)
     report.finished = order
     if dry_run:

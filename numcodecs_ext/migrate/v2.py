@@ -118,13 +118,17 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
             raise UsageError("--finish only removes the v2 metadata of a store migrated in place; "
                              "it takes no migration options (--rewrite, --nan-code, --fill-code, "
                              "--wrap, --match, --keep-numcodecs)")
+        if not verify_result:
+            raise UsageError("--finish removes the v2 metadata only after proving that the v3 "
+                             "metadata reads every array the same: it cannot skip that "
+                             "(--no-verify)")
     if in_place:
         if target is not None and target.resolved() != source.resolved():
             raise UsageError("give either a destination or --in-place, not both")
         if rewrite:
             raise UsageError("--in-place keeps the chunks as they are; --rewrite needs a new store")
         if finish:
-            return finish_in_place(source, dry_run=dry_run, verify=verify_result, progress=progress)
+            return finish_in_place(source, dry_run=dry_run, progress=progress)
     elif target is None:
         if not dry_run:
             raise UsageError("a destination is needed: `numcodecs-ext migrate SRC DST`, or "
