@@ -4,16 +4,31 @@ a guaranteed maximum error.
 Given the data (or only its range) and either an absolute tolerance or an integer type,
 :func:`choose_packing` returns the offset, scale, integer type and NaN code, and the largest
 error any value in the range can get, **including the float rounding** of the codecs' own
-arithmetic (the spec computes ``(x - offset) * scale`` and ``q / scale + offset`` in the data's
-float type, which for float32 adds a few ulp of the largest magnitude involved). With ``u`` the
-unit roundoff of that type, ``M`` the largest ``|x - offset|``, ``X`` the largest ``|x|`` and
-``Q`` the largest code magnitude, every value decodes within::
+arithmetic: the spec computes ``(x - offset) * scale`` and ``q / scale + offset`` in the data's
+float type. Every packing returned has been run through the real codecs at both ends of the
+range, both ways (the codes fit the integer type, and they decode to finite values: decoding
+never overflows), with its NaN code and its fill value; since each step of the arithmetic is
+monotonic, every value between the ends does the same.
 
-    0.5 / scale + 1.01 * u * (2 * M + Q / scale + X + 1 / scale)
+The bound. With ``u`` the unit roundoff of the float type, ``M`` the largest ``|x - offset|``,
+``Q`` the largest code magnitude and ``Y`` the largest decoded magnitude, every value decodes
+within::
 
-of itself (rounding to the nearest code, plus one rounding in each of the four operations).
-``tests/test_suggest.py`` checks it against the real codecs, exhaustively over every code of
-the 8- and 16-bit types.
+    0.5 / scale + u * (2 M + Q / scale + Y)   (+ half the smallest subnormal, if 1 / scale is one)
+
+of itself: half a step from rounding to a code, plus one rounding in each of the four operations
+(the cast of a code back to the float type is exact: the code is the rounded float
+``(x - offset) * scale``, so it is either that float itself or below ``2**(p - 1)``). Each
+rounding term is left out where its operation is exact, which the search arranges where it
+helps: a power-of-two ``scale`` multiplies and divides exactly, an offset of 0 (or one within a
+factor of two of every value: Sterbenz's lemma) subtracts exactly, and an offset of 0 adds
+exactly. Where the values themselves are no finer than the step (a float32 near 1e6 is a
+multiple of 0.0625), such a packing is **lossless**: ``max_error`` is 0. So a packing is found
+wherever an integer type can hold one, and when none can the error says which limits are in the
+way (the float type's largest scale, the number of codes, the float rounding itself).
+
+``tests/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
+of the 8- and 16-bit types, and with hypothesis over random ranges of every float type.
 
 Pure numpy over the codec classes; no xarray.
 """
@@ -23,20 +38,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..dtypes import dtype_name
+from .blocks import data_range as _data_range_of
 
-__all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "choose_packing", "data_range"]
+__all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "as_data_range", "choose_packing",
+           "data_range"]
 
 #: packed types, smallest first
 INTEGER_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 #: the unpacked types a packing is for
 FLOAT_TYPES = ("float16", "float32", "float64")
-#: elements read at a time by :func:`data_range`
-_SLAB = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -49,64 +65,71 @@ class DataRange:
     count: int | None = None
 
 
-def data_range(data: Any) -> DataRange:
-    """The range of ``data`` (numpy, zarr, dask or anything with ``shape`` and slicing), read a
-    block of at most 8 Mi elements at a time so that arrays larger than memory stream through.
+def data_range(data: Any, **kwargs: Any) -> DataRange:
+    """The range of ``data`` (numpy, zarr, dask, an xarray variable or anything with ``shape``,
+    ``dtype`` and slicing), read in blocks of bounded size aligned to its chunks, so that arrays
+    larger than memory stream through (see :func:`numcodecs_ext.cf.blocks.data_range`).
 
     >>> data_range(np.array([3.0, np.nan, -1.5]))
     DataRange(min=-1.5, max=3.0, has_nan=True, count=3)
     """
-    shape = tuple(getattr(data, "shape", np.shape(data)))
-    if not shape:
-        slabs: Any = [np.asarray(data).reshape(1)]
+    lo, hi, has_nan, count = _data_range_of(data, **kwargs)
+    return DataRange(lo, hi, has_nan, count)
+
+
+def _show(value: Any) -> str:
+    """A value for a message: numbers as Python numbers (never a numpy repr)."""
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_show(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return f"a {type(value).__name__}"
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def as_data_range(value: Any) -> DataRange:
+    """A :class:`DataRange` from a DataRange or a ``(min, max)`` pair of finite numbers.
+
+    >>> as_data_range((0, 1.5))
+    DataRange(min=0.0, max=1.5, has_nan=None, count=None)
+    >>> as_data_range("0..1")
+    Traceback (most recent call last):
+    ...
+    ValueError: data_range='0..1' is not valid; give a DataRange or a (min, max) pair of finite numbers
+    """
+    if isinstance(value, DataRange):
+        r = value
+    elif isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(_real(v) for v in value):
+        r = DataRange(float(value[0]), float(value[1]))
     else:
-        block = _block(shape)
-        grid = [math.ceil(n / b) for n, b in zip(shape, block)]
-        slabs = (np.asarray(data[tuple(slice(i * b, (i + 1) * b) for i, b in zip(index, block))])
-                 for index in np.ndindex(*grid))
-    lo, hi, nan, count = math.inf, -math.inf, False, 0
-    for slab in slabs:
-        a = np.asarray(slab)
-        if a.dtype.kind not in "fiu":
-            raise ValueError(f"data of type {a.dtype} cannot be packed: floats (or integers) only")
-        count += a.size
-        if a.dtype.kind == "f":
-            finite = np.isfinite(a)
-            if not finite.all():
-                if np.isinf(a).any():
-                    raise ValueError("the data holds ±Infinity, which no integer code can stand for "
-                                     "(map it to NaN or to a finite value first)")
-                nan = True
-                a = a[finite]
-        if a.size:
-            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
-    if count == 0:
-        raise ValueError("the data is empty: there is no range to pack")
-    if lo > hi:
-        raise ValueError("the data holds only NaN: there is no range to pack")
-    return DataRange(lo, hi, nan, count)
-
-
-def _block(shape: tuple[int, ...]) -> list[int]:
-    """A block shape of at most :data:`_SLAB` elements: whole trailing axes where they fit, the
-    leading ones cut (a single huge row is read in pieces too)."""
-    block = list(shape)
-    for axis in range(len(block)):
-        size = math.prod(block)
-        if size <= _SLAB:
-            break
-        rest = size // max(block[axis], 1)
-        block[axis] = max(1, _SLAB // max(rest, 1))
-    return [max(1, b) for b in block]
-
-
-_range_of = data_range  # (choose_packing's data_range argument hides the function)
+        shown = _show(list(value)) if isinstance(value, np.ndarray) and value.ndim == 1 else _show(value)
+        raise ValueError(f"data_range={shown} is not valid; give a DataRange or a (min, max) pair of "
+                         "finite numbers")
+    for name, v in (("min", r.min), ("max", r.max)):
+        if not _real(v) or not math.isfinite(float(v)):
+            raise ValueError(f"data_range {name}={_show(v)} is not valid; give a finite number "
+                             "(±Infinity and NaN cannot be packed)")
+    if float(r.min) > float(r.max):
+        raise ValueError(f"data_range min={_show(r.min)} is above max={_show(r.max)}")
+    if r.has_nan not in (None, True, False):
+        raise ValueError(f"data_range has_nan={_show(r.has_nan)} is not valid; use True, False or None")
+    return r
 
 
 @dataclass(frozen=True)
 class Packing:
     """Floats of ``dtype`` stored as ``packed`` integers: ``code = round((x - offset) * scale)``,
-    NaN as ``nan_code``; every value in ``range`` decodes within ``max_error``."""
+    NaN as ``nan_code``; every value in ``range`` decodes within ``max_error`` (0: exactly)."""
 
     dtype: np.dtype
     packed: np.dtype
@@ -123,8 +146,13 @@ class Packing:
 
     @property
     def fill_value(self) -> float:
-        """The array's fill value: NaN where a code stands for it, else the offset."""
+        """The array's fill value: NaN where a code stands for it, else the offset (code 0)."""
         return math.nan if self.nan_code is not None else self.offset
+
+    @property
+    def lossless(self) -> bool:
+        """Whether every value in the range decodes to itself."""
+        return self.max_error == 0
 
     def codecs(self) -> list[dict[str, Any]]:
         """The zarr v3 filters, as JSON."""
@@ -157,32 +185,101 @@ class Packing:
         if self.nan_code is not None:
             cast += f", scalar_map={self._scalar_map()!r}"
         fill = 'float("nan")' if self.nan_code is not None else repr(self.offset)
+        shape = tuple(int(n) for n in shape)
+        chunks = tuple(int(c) for c in chunks) if chunks is not None else shape
         return (f"import zarr\nfrom numcodecs_ext.zarr3 import CastValue, ScaleOffset\n\n"
-                f"z = zarr.create_array({store!r}, shape={tuple(shape)!r}, "
-                f"chunks={tuple(chunks or shape)!r}, dtype=\"{self.dtype.name}\",\n"
+                f"z = zarr.create_array({store!r}, shape={shape!r}, "
+                f"chunks={chunks!r}, dtype=\"{self.dtype.name}\",\n"
                 f"                      fill_value={fill},\n"
                 f"                      filters=[ScaleOffset(offset={self.offset!r}, scale={self.scale!r}),\n"
                 f"                               CastValue({cast})])")
 
     def __str__(self) -> str:
         nan = f", NaN as {self.nan_code}" if self.nan_code is not None else ""
+        error = "lossless" if self.lossless else f"max error {self.max_error:.3g}"
         return (f"{self.dtype.name} as {self.packed.name}: offset {self.offset:.10g}, scale "
-                f"{self.scale:.10g}{nan}; max error {self.max_error:.3g}")
+                f"{self.scale:.10g}{nan}; {error}")
 
 
-def _check_range(r: DataRange) -> None:
-    for name, v in (("min", r.min), ("max", r.max)):
-        if not isinstance(v, (int, float, np.number)) or not math.isfinite(float(v)):
-            raise ValueError(f"data_range {name}={v!r} is not valid; give a finite number "
-                             "(±Infinity and NaN cannot be packed)")
-    if float(r.min) > float(r.max):
-        raise ValueError(f"data_range min={r.min!r} is above max={r.max!r}")
+# -- the float type's facts -----------------------------------------------------------------
 
 
-def _bound(lo: float, hi: float, offset: float, scale: float, qmax: int, u: float) -> float:
-    m = max(abs(lo - offset), abs(hi - offset))
-    x = max(abs(lo), abs(hi))
-    return 0.5 / scale + 1.01 * u * (2 * m + qmax / scale + x + 1 / scale)
+@dataclass(frozen=True)
+class _Floats:
+    """What the bound needs of a float type, exact."""
+
+    dtype: np.dtype
+    p: int  # significand bits, the hidden one included
+    u: Fraction  # unit roundoff, 2**-p
+    eta: Fraction  # smallest subnormal
+    tiny: Fraction  # smallest normal
+    max: float
+    kmin: int  # scales are powers of two from 2**kmin (the smallest normal) ...
+    kmax: int  # ... to 2**kmax (the largest below max)
+
+    @classmethod
+    def of(cls, dtype: np.dtype) -> _Floats:
+        info = np.finfo(dtype)
+        p = int(info.nmant) + 1
+        return cls(dtype, p, Fraction(1, 2**p), Fraction(float(info.smallest_subnormal)),
+                   Fraction(float(info.smallest_normal)), float(info.max), int(info.minexp),
+                   int(info.maxexp) - 1)
+
+    def round(self, x: Fraction | float) -> float:
+        """``x`` rounded to the nearest value of the type (inf beyond it), as a Python float."""
+        if isinstance(x, Fraction):
+            return _round_fraction(x, self)
+        with np.errstate(over="ignore"):
+            return float(self.dtype.type(x))
+
+    def quantum(self, lo: float, hi: float) -> Fraction:
+        """The largest power of two that every value of the type in [lo, hi] is a multiple of."""
+        if lo <= 0 <= hi:
+            return self.eta
+        return self.ulp(min(abs(lo), abs(hi)))
+
+    def ulp(self, x: float) -> Fraction:
+        """The spacing of the type's values at ``|x|`` and above it in its binade."""
+        if x == 0:
+            return self.eta
+        return max(self.eta, Fraction(2) ** (math.frexp(abs(x))[1] - self.p))
+
+
+def _round_fraction(x: Fraction, f: _Floats) -> float:
+    """A Fraction rounded once to the float type (via float64 when that is exact enough)."""
+    try:
+        d = float(x)  # correctly rounded to float64
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+    if f.dtype == np.float64 or d == 0 or not math.isfinite(d):
+        return float(f.dtype.type(d))
+    # float64 -> float32/16 after float64 rounding: double rounding is harmless unless the float64
+    # value sits exactly on a tie of the narrower type; decide those from the exact value
+    with np.errstate(over="ignore"):
+        near = f.dtype.type(d)
+        if not np.isfinite(near):
+            return float(near)
+        below = np.nextafter(near, f.dtype.type(-np.inf))
+        above = np.nextafter(near, f.dtype.type(np.inf))
+    best = min((near, below, above), key=lambda c: (abs(Fraction(float(c)) - x) if np.isfinite(c) else math.inf,
+                                                     int(c.view(f"u{f.dtype.itemsize}")) & 1))
+    return float(best)
+
+
+def _pow2(k: int) -> Fraction:
+    return Fraction(2) ** k
+
+
+def _is_pow2(x: float) -> bool:
+    return x > 0 and math.frexp(x)[0] == 0.5
+
+
+def _usable(f: _Floats, packed: np.dtype, nan: bool) -> tuple[int, int]:
+    """The codes a packing can reach: those of ``packed`` (:func:`_codes`) that the float type
+    holds too (the codes are rounded floats: a float16 packing never gets past ±65504)."""
+    first, last, _ = _codes(packed, nan)
+    top = math.floor(f.max)
+    return max(first, -top), min(last, top)
 
 
 def _codes(packed: np.dtype, nan: bool) -> tuple[int, int, int | None]:
@@ -195,58 +292,290 @@ def _codes(packed: np.dtype, nan: bool) -> tuple[int, int, int | None]:
     return int(info.min) + 1, int(info.max), int(info.min)
 
 
-def _encode_endpoints(p: Packing) -> np.ndarray:
-    codecs = p.filters()
-    x = np.array([p.range.min, p.range.max], dtype=p.dtype)
-    return codecs[1].encode(codecs[0].encode(x))
+# -- one candidate, through the real codecs ---------------------------------------------------
 
 
-def _make(floats: np.dtype, packed: np.dtype, r: DataRange, nan: bool, scale: float | None) -> Packing | None:
-    """The packing of ``r`` into ``packed`` with ``scale`` (None: the finest that fits), or None
-    if the range does not fit. Signed types centre the codes on 0 and unsigned ones start at 0,
-    which keeps the magnitudes (and so the float rounding) small."""
-    lo, hi = float(r.min), float(r.max)
+def _sterbenz(lo: Fraction, hi: Fraction, o: Fraction) -> bool:
+    """Whether x - o is exact for every x in [lo, hi] (within a factor of two of o)."""
+    if o > 0:
+        return o / 2 <= lo and hi <= 2 * o
+    if o < 0:
+        return 2 * o <= lo and hi <= o / 2
+    return True
+
+
+def _bound(f: _Floats, lo: float, hi: float, offset: float, scale: float, q: tuple[int, int],
+           y: tuple[float, float]) -> Fraction:
+    """The largest error of any value of [lo, hi] (see the module docstring), exact."""
+    L, H, o, sc = Fraction(lo), Fraction(hi), Fraction(offset), Fraction(scale)
+    if L == H == o:
+        return Fraction(0)  # x - offset = 0: code 0, decoded as offset itself
+    u = f.u
+    sub_exact = _sterbenz(L, H, o)  # also o == 0
+    pow2 = _is_pow2(scale)
+    if sub_exact and pow2:
+        step = 1 / sc
+        g = f.quantum(lo, hi)
+        if o != 0:
+            g = min(g, f.ulp(offset))
+        if g >= step:  # every x - offset is a whole number of steps: no rounding anywhere
+            return Fraction(0)
+    M = max(abs(L - o), abs(H - o))
+    Q = max(abs(q[0]), abs(q[1]))
+    Y = max(abs(Fraction(y[0])), abs(Fraction(y[1])))
+    bound = Fraction(1, 2) / sc
+    if not sub_exact:
+        bound += u * M  # x - offset rounded
+    if not pow2:
+        bound += u * M * (1 + u)  # (x - offset) * scale rounded
+        bound += u * Q * (1 + u) / sc  # code / scale rounded
+        if 1 / sc < f.tiny:
+            bound += f.eta / 2  # ... possibly to a subnormal
+    if o != 0:
+        bound += u * Y / (1 - u)  # + offset rounded
+    return bound
+
+
+def _ceil_float(x: Fraction) -> float:
+    """The smallest float64 >= x."""
+    try:
+        d = float(x)
+    except OverflowError:
+        return math.inf
+    return d if Fraction(d) >= x else math.nextafter(d, math.inf)
+
+
+def _candidate(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+               scale: float, offset: float) -> Packing | None:
+    """The packing with this scale and offset if it holds up in the real codecs, else None: the
+    codes of both ends fit the type, decode to finite values within the bound, NaN and the fill
+    value go through and back."""
+    if not (math.isfinite(scale) and scale > 0 and math.isfinite(offset)):
+        return None
     first, last, nan_code = _codes(packed, nan)
-    ftype = floats.type
-    u = float(np.finfo(floats).eps) / 2
-    limit = 2 ** (np.finfo(floats).nmant + 1)  # more codes than this are not all floats of the type
-    if hi == lo:
-        scale = 1.0
-    elif scale is None:
-        scale = min(last - first, limit) / (hi - lo)
-    for _ in range(60):  # float rounding may push an endpoint one code out: shrink the scale
-        scale = float(ftype(scale))
-        if not math.isfinite(scale) or scale <= 0:
+    p = Packing(f.dtype, packed, offset, scale, nan_code, math.inf, r)
+    try:
+        so, cv = p.filters()
+        x = np.array([lo, hi], dtype=f.dtype)
+        with np.errstate(all="ignore"):
+            codes = cv.encode(so.encode(x))
+        if not (first <= int(codes[0]) and int(codes[1]) <= last):
             return None
-        needed = math.ceil((hi - lo) * scale)
-        cap = min(last - first, limit)
-        if needed > cap + 2:
-            return None  # far too fine for this type
-        if needed > cap:  # one or two codes over, from rounding the scale: shrink it
-            scale *= 1 - 2 * u * 8
+        back = so.decode(cv.decode(codes))
+        if not np.isfinite(back).all():
+            return None  # decoding overflows
+        fill = np.array([p.fill_value], dtype=f.dtype)
+        spec = so.resolve_spec((1,), f.dtype, fill[0], strict=True)  # as zarr checks it
+        cv.resolve_spec(*spec, strict=True)
+        fill_back = so.decode(cv.decode(cv.encode(so.encode(fill))))
+        if fill_back.tobytes() != fill.tobytes() and not (nan and np.isnan(fill_back).all()):
+            return None
+    except ValueError:
+        return None
+    bound = _bound(f, lo, hi, offset, scale, (int(codes[0]), int(codes[1])),
+                   (float(back[0]), float(back[1])))
+    err = np.abs(back.astype(np.float64) - x.astype(np.float64))
+    if Fraction(float(err.max())) > bound:  # pragma: no cover - the analysis would be wrong
+        raise AssertionError(f"packing bound {float(bound)} broken at the range ends ({float(err.max())}): {p}")
+    return Packing(f.dtype, packed, offset, scale, nan_code, _ceil_float(bound), r)
+
+
+# -- the search -----------------------------------------------------------------------------
+
+
+def _centre(lo: Fraction, hi: Fraction, first: int, last: int, sc: Fraction) -> Fraction:
+    """The offset that puts the codes of [lo, hi] around code 0, or as near it as [first, last]
+    allows (signed types: centred on 0; unsigned: from 0 up), which keeps the magnitudes, and so
+    the float rounding, small."""
+    n = (hi - lo) * sc
+    middle = min(max(Fraction(0), first + n / 2), last - n / 2)
+    return (lo + hi) / 2 - middle / sc
+
+
+def _pow2_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+                     k: int) -> list[Packing]:
+    """Packings with scale 2**k: the offset in the middle of the codes, on the scale's grid (so
+    that subtraction can be exact), and 0 (exact subtraction and addition) where the codes fit."""
+    first, last = _usable(f, packed, nan)
+    sc = _pow2(k)
+    L, H = Fraction(lo), Fraction(hi)
+    offsets = []
+    if lo == hi:
+        offsets.append(lo)
+    centre = _centre(L, H, first, last, sc)
+    grid = Fraction(round(centre * sc)) / sc
+    offsets += [f.round(grid), f.round(grid - 1 / sc), f.round(grid + 1 / sc)]
+    # within a factor of two of every value (Sterbenz: x - offset exact), where there is such
+    if 0 < L and H <= 4 * L and not (H / 2 <= centre <= 2 * L):
+        offsets.append(f.round(Fraction(math.ceil(H / 2 * sc)) / sc if centre < H / 2 else
+                               Fraction(math.floor(2 * L * sc)) / sc))
+    elif H < 0 and L >= 4 * H and not (2 * H <= centre <= L / 2):
+        offsets.append(f.round(Fraction(math.floor(L / 2 * sc)) / sc if centre > L / 2 else
+                               Fraction(math.ceil(2 * H * sc)) / sc))
+    if first <= L * sc and H * sc <= last:
+        offsets.insert(0, 0.0)
+    out, seen = [], set()
+    for o in offsets:
+        if o in seen:
             continue
-        c0 = first if packed.kind == "u" else max(first, min(-(needed // 2), last - needed))
-        offset = float(ftype(lo - c0 / scale))
-        if not math.isfinite(offset):
+        seen.add(o)
+        c = _candidate(f, packed, r, lo, hi, nan, float(sc), o)
+        if c is not None:
+            out.append(c)
+            if c.max_error == 0:
+                break
+    return out
+
+
+def _fit_k(f: _Floats, packed: np.dtype, nan: bool, lo: float, hi: float) -> int:
+    """The largest k whose scale 2**k spreads [lo, hi] over the codes, leaving one spare."""
+    first, last = _usable(f, packed, nan)
+    if hi == lo:
+        return min(f.kmax, 0)
+    k = math.floor(math.log2(last - first - 1) - math.log2(Fraction(hi) - Fraction(lo)))
+    while _pow2(k + 1) * (Fraction(hi) - Fraction(lo)) <= last - first - 1:
+        k += 1
+    while k > f.kmin and _pow2(k) * (Fraction(hi) - Fraction(lo)) > last - first - 1:
+        k -= 1
+    return max(f.kmin, min(f.kmax, k))
+
+
+def _arbitrary(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+               scale: Fraction) -> Packing | None:
+    """The packing at (about) ``scale`` with the offset in the middle of the codes; the scale
+    shrinks by up to a few codes where the float rounding pushes an end out of the type."""
+    first, last = _usable(f, packed, nan)
+    L, H = Fraction(lo), Fraction(hi)
+    span = H - L
+    codes = span * scale
+    for extra in (0, 1, 2, 4, 8, 16, 64, 256):
+        if extra and extra * 4 > codes:
+            break
+        sc = scale if extra == 0 else scale * (1 - Fraction(extra) / codes)
+        sc_f = f.round(min(sc, Fraction(f.max)))
+        if not (math.isfinite(sc_f) and sc_f >= float(f.tiny)):
             return None
-        qmax = max(abs(c0), abs(c0 + needed))
-        # constant data at the offset itself: code 0, decoded exactly
-        bound = 0.0 if hi == lo == offset and c0 == 0 else _bound(lo, hi, offset, scale, qmax, u)
-        p = Packing(floats, packed, offset, scale, nan_code, bound, r)
-        try:
-            with np.errstate(all="ignore"):
-                q = _encode_endpoints(p)
-        except ValueError:
-            q = None
-        if q is not None and first <= int(q[0]) and int(q[1]) <= last:
-            return p
-        if hi == lo:
-            return None
-        scale *= 1 - 2 * u * 8
+        o = f.round(_centre(L, H, first, last, Fraction(sc_f)))
+        c = _candidate(f, packed, r, lo, hi, nan, sc_f, o)
+        if c is not None:
+            return c
     return None
 
 
-def choose_packing(data: Any = None, *, data_range: DataRange | None = None,
+def _edge_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float,
+                     nan: bool) -> list[Packing]:
+    """Offset 0 and the largest scale whose codes hold the range: the end farthest from 0 lands
+    on the type's last code. Near the float type's largest values this is what decodes without
+    overflowing (the end decodes to itself, give or take a rounding, never half a step beyond)."""
+    first, last = _usable(f, packed, nan)
+    limits = []
+    if hi > 0:
+        limits.append(Fraction(last) / Fraction(hi))
+    if lo < 0:
+        if first >= 0:
+            return []
+        limits.append(Fraction(first) / Fraction(lo))
+    if not limits:
+        return []
+    bound = min(min(limits), Fraction(f.max))
+    out = []
+    k = math.floor(math.log2(bound.numerator) - math.log2(bound.denominator))
+    while _pow2(k) > bound:
+        k -= 1
+    if f.kmin <= k <= f.kmax:  # a power of two: exact arithmetic throughout
+        c = _candidate(f, packed, r, lo, hi, nan, float(_pow2(k)), 0.0)
+        if c is not None:
+            out.append(c)
+    up = _round_fraction(bound, f)
+    if Fraction(up) < bound:
+        with np.errstate(over="ignore"):
+            up = float(np.nextafter(f.dtype.type(up), f.dtype.type(np.inf)))
+    for sc in (up, float(np.nextafter(f.dtype.type(up), f.dtype.type(0)))):
+        c = _candidate(f, packed, r, lo, hi, nan, sc, 0.0)
+        if c is not None:
+            out.append(c)
+            break
+    return out
+
+
+def _finest(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool) -> Packing | None:
+    """The packing into ``packed`` with the smallest guaranteed error."""
+    first, last = _usable(f, packed, nan)
+    found: list[Packing] = []
+    k = _fit_k(f, packed, nan, lo, hi)
+    for kk in (k, k - 1):
+        found += _pow2_candidates(f, packed, r, lo, hi, nan, kk)
+        if found:
+            break
+    if hi > lo:
+        for n in {last - first - 1, min(last - first - 1, 2**f.p)}:
+            c = _arbitrary(f, packed, r, lo, hi, nan, Fraction(n) / (Fraction(hi) - Fraction(lo)))
+            if c is not None:
+                found.append(c)
+    found += _edge_candidates(f, packed, r, lo, hi, nan)
+    if not found:
+        return None
+    return min(found, key=lambda c: (c.max_error, not _is_pow2(c.scale), c.scale))
+
+
+def _meeting(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+             tol: float, finest: Packing) -> Packing | None:
+    """The coarsest packing into ``packed`` whose guaranteed error is at most ``tol``."""
+    found: list[Packing] = [finest] if finest.max_error <= tol else []
+    k_fit = _fit_k(f, packed, nan, lo, hi)
+    # powers of two, from the coarsest that could meet tol (or be lossless) to the finest
+    span = Fraction(hi) - Fraction(lo)
+    k_tol = math.ceil(-1 - math.log2(tol))
+    if span > 0:  # never coarser than one step across the whole range
+        k_tol = max(k_tol, math.floor(-math.log2(span)))
+    k_exact = -round(math.log2(f.quantum(lo, hi)))
+    start = max(f.kmin, min(k_tol, k_exact))
+    for k in [*range(start, min(k_fit, start + 64) + 1), *([k_exact] if start + 64 < k_exact <= k_fit else [])]:
+        good = [c for c in _pow2_candidates(f, packed, r, lo, hi, nan, k) if c.max_error <= tol]
+        if good:
+            found.append(min(good, key=lambda c: c.max_error))
+            break
+    # any scale: 0.5 / scale for the step, plus the float rounding (about constant in the scale)
+    if hi > lo:
+        sc = max(Fraction(0.5) / Fraction(tol), 1 / span)
+        for _ in range(8):
+            if sc >= Fraction(finest.scale):
+                break
+            c = _arbitrary(f, packed, r, lo, hi, nan, sc)
+            if c is None:  # an end out of the codes or decoding out of the float type: finer
+                sc *= Fraction(3, 2)
+                continue
+            if c.max_error <= tol:
+                found.append(c)
+                break
+            rounding = Fraction(c.max_error) - Fraction(0.5) / Fraction(c.scale)
+            if rounding >= Fraction(tol):
+                break  # the float rounding alone exceeds tol at this magnitude
+            sc = max(sc * (1 + Fraction(1, 4096)), Fraction(0.5) / (Fraction(tol) - rounding) * (1 + Fraction(1, 1 << 20)))
+    if not found:
+        return None
+    return min(found, key=lambda c: (c.scale, c.max_error))
+
+
+def _float_range(f: _Floats, r: DataRange) -> tuple[float, float]:
+    """The range in the float type, rounded outwards (a value of the range, rounded to the type,
+    stays inside); ValueError if it lies beyond the type's finite values."""
+    out = []
+    for name, v, way in (("min", float(r.min), -math.inf), ("max", float(r.max), math.inf)):
+        with np.errstate(over="ignore"):
+            x = f.dtype.type(v)
+        if not np.isfinite(x):
+            raise ValueError(f"data_range {name}={_show(v)} is beyond the finite values of "
+                             f"{f.dtype.name} (±{f.max:g}): such data is ±Infinity in {f.dtype.name}")
+        if (float(x) < v and way > 0) or (float(x) > v and way < 0):
+            with np.errstate(over="ignore"):
+                nxt = np.nextafter(x, f.dtype.type(way))
+            x = nxt if np.isfinite(nxt) else x
+        out.append(float(x))
+    return out[0], out[1]
+
+
+def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] | None = None,
                    tolerance: float | None = None, dtype: str | None = None,
                    nan: bool | str = "auto", float_dtype: Any = None) -> Packing:
     """The packing of ``data`` (or of ``data_range``) that meets ``tolerance`` with the smallest
@@ -255,79 +584,149 @@ def choose_packing(data: Any = None, *, data_range: DataRange | None = None,
     Parameters
     ----------
     data : array-like, optional
-        The values (numpy, zarr, dask ...); read once for their range.
-    data_range : DataRange, optional
+        The values (numpy, zarr, dask ...); read once, in bounded blocks, for their range.
+    data_range : DataRange or (min, max), optional
         Instead of ``data``: the range the values will have.
     tolerance : float, optional
         The largest absolute error allowed. The scale is then the coarsest that meets it
         (fewer distinct codes compress better), in the smallest type that holds the range.
     dtype : str, optional
-        Instead of ``tolerance``: the integer type (one of :data:`INTEGER_TYPES`), whose whole
-        range is used.
+        Instead of ``tolerance``: the integer type (one of :data:`INTEGER_TYPES`); the packing
+        with the smallest guaranteed error in it.
     nan : "auto", True or False
         Reserve a code for NaN: "auto" does where the data holds NaN, or where only a range is
         given (it cannot tell).
     float_dtype : optional
         The unpacked float type (default: the data's, else float32).
 
+    Raises
+    ------
+    ValueError
+        An invalid argument, or no packing meets the tolerance (the message says which limit is
+        in the way and what comes closest).
+
     Examples
     --------
     >>> p = choose_packing(np.array([250.0, 310.0, np.nan], "float32"), tolerance=0.01)
     >>> p.packed, p.nan_code, p.max_error <= 0.01
     (dtype('int16'), -32768, True)
-    >>> choose_packing(data_range=DataRange(-1.0, 1.0), dtype="int8", nan=False).scale
-    127.5
+    >>> choose_packing(data_range=(-1.0, 1.0), dtype="int8", nan=False).max_error < 1 / 127
+    True
+    >>> choose_packing(data_range=(1e6, 1e6 + 3), tolerance=1e-3, float_dtype="float32").lossless
+    True
     """
     if (tolerance is None) == (dtype is None):
         raise ValueError("give exactly one of tolerance (the largest error allowed) or dtype "
                          f"(one of {', '.join(INTEGER_TYPES)})")
     if (data is None) == (data_range is None):
         raise ValueError("give exactly one of data or data_range")
-    if nan not in ("auto", True, False):
-        raise ValueError(f"nan={nan!r} is not valid; use 'auto', True or False")
-    r = data_range if data_range is not None else _range_of(data)
-    _check_range(r)
-    if float_dtype is not None:
-        floats = np.dtype(float_dtype)
+    if isinstance(nan, np.bool_):
+        nan = bool(nan)
+    if not (nan == "auto" or nan is True or nan is False):
+        raise ValueError(f"nan={_show(nan)} is not valid; use 'auto', True or False")
+    floats = _float_type(data, float_dtype)
+    if dtype is not None:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+        if name not in INTEGER_TYPES:
+            raise ValueError(f"dtype={_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     else:
-        given = getattr(data, "dtype", None)
-        floats = np.dtype(given) if given is not None and np.dtype(given).kind == "f" else np.dtype("float32")
-    if floats.name not in FLOAT_TYPES:
-        raise ValueError(f"float_dtype={floats.name!r} is not valid; use one of {', '.join(FLOAT_TYPES)}")
-    reserve = bool(r.has_nan) or r.has_nan is None if nan == "auto" else bool(nan)
+        if not _real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
+            raise ValueError(f"tolerance={_show(tolerance)} is not valid; give a finite number above 0")
+    r = as_data_range(data_range) if data_range is not None else globals()["data_range"](data)
+    reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
         raise ValueError("the data holds NaN but nan=False: NaN needs a code (nan=True or 'auto')")
+    f = _Floats.of(floats)
+    lo, hi = _float_range(f, r)
     if dtype is not None:
-        if dtype not in INTEGER_TYPES:
-            raise ValueError(f"dtype={dtype!r} is not valid; use one of {', '.join(INTEGER_TYPES)}")
         packed = np.dtype(dtype)
-        p = _make(floats, packed, r, reserve, None)
+        p = _finest(f, packed, r, lo, hi, reserve)
         if p is None:
-            raise ValueError(f"the range [{r.min}, {r.max}] cannot be packed into {dtype}")
+            raise ValueError(f"the range [{lo:g}, {hi:g}] of {floats.name} values cannot be packed into "
+                             f"{packed.name}: {_why_not(f, packed, lo, hi, reserve)}")
         return p
-    if not isinstance(tolerance, (int, float, np.number)) or not math.isfinite(float(tolerance)) \
-            or float(tolerance) <= 0:
-        raise ValueError(f"tolerance={tolerance!r} is not valid; give a finite number above 0")
-    tol = float(tolerance)
+    tol = float(tolerance)  # type: ignore[arg-type]
     best = None
     for name in INTEGER_TYPES:
         packed = np.dtype(name)
-        finest = _make(floats, packed, r, reserve, None)
+        finest = _finest(f, packed, r, lo, hi, reserve)
         if finest is None:
             continue
-        best = finest if best is None or finest.max_error < best.max_error else best
+        if best is None or finest.max_error < best.max_error:
+            best = finest
         if finest.max_error > tol:
             continue
-        # the coarsest scale that still meets the tolerance (fewer codes compress better)
-        scale = 0.5 / tol
-        for _ in range(2000):
-            if scale >= finest.scale:
-                return finest
-            candidate = _make(floats, packed, r, reserve, scale)
-            if candidate is not None and candidate.max_error <= tol:
-                return candidate
-            scale *= 1.001
-        return finest
-    hint = f"; the best is {best.max_error:.3g} with {best.packed.name}" if best is not None else ""
+        found = _meeting(f, packed, r, lo, hi, reserve, tol, finest)
+        if found is not None:
+            return found
     raise ValueError(f"no integer type meets tolerance={tol:g} for {floats.name} values in "
-                     f"[{r.min}, {r.max}]{hint}")
+                     f"[{lo:g}, {hi:g}]: {_why_tolerance(f, lo, hi, tol, reserve, best)}")
+
+
+def _float_type(data: Any, float_dtype: Any) -> np.dtype:
+    if float_dtype is not None:
+        try:
+            floats = np.dtype(float_dtype)
+        except TypeError:
+            floats = None
+    else:
+        given = getattr(data, "dtype", None)
+        try:
+            given = np.dtype(given) if given is not None else None
+        except TypeError:
+            given = None
+        floats = given if given is not None and given.name in FLOAT_TYPES else np.dtype("float32")
+    if floats is None or floats.name not in FLOAT_TYPES:
+        raise ValueError(f"float_dtype={_show(float_dtype) if not isinstance(float_dtype, type) else float_dtype.__name__}"
+                         f" is not valid; use one of {', '.join(FLOAT_TYPES)}")
+    return floats
+
+
+def _why_not(f: _Floats, packed: np.dtype, lo: float, hi: float, nan: bool) -> str:
+    first, last = _usable(f, packed, nan)
+    span = Fraction(hi) - Fraction(lo)
+    if span / max(1, last - first - 1) > Fraction(f.max) / 2 ** (f.kmax - f.kmin):
+        return "the range is too wide for any scale of the float type"
+    return (f"every scale and offset of {f.dtype.name} puts an end of the range outside its codes "
+            f"[{first}, {last}] or decodes beyond the finite {f.dtype.name} values")
+
+
+def _g(x: Fraction) -> str:
+    """A positive Fraction for a message, however large."""
+    try:
+        return f"{float(x):.3g}"
+    except OverflowError:
+        e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
+        return f"{float(x / Fraction(10) ** e):.3g}e+{e}"
+
+
+def _why_tolerance(f: _Floats, lo: float, hi: float, tol: float, nan: bool, best: Packing | None) -> str:
+    """Which limits keep every packing above ``tol``: both ways a packing can meet it, rounding
+    to steps of at most 2 × tol, or keeping every value exact, and what each would need."""
+    name = f.dtype.name
+    codes = 2**32 - (1 if nan else 0)  # the most codes any type has (uint32)
+    span = Fraction(hi) - Fraction(lo)
+
+    def need(scale: Fraction) -> str | None:
+        if scale > Fraction(f.max):
+            return f"a scale of {_g(scale)}, above the largest {name} ({f.max:g})"
+        if span * scale + 1 > codes:
+            return f"{_g(span * scale + 1)} codes, more than the {codes} of {INTEGER_TYPES[-1]}"
+        return None
+
+    rounding = need(1 / (2 * Fraction(tol)))
+    if rounding is None:
+        far = max(abs(lo), abs(hi))
+        rounding = (f"the codecs' {name} arithmetic alone errs by more ({name} values near {far:.3g} "
+                    f"are {float(f.ulp(far)):.3g} apart)")
+    else:
+        rounding = f"steps of at most 2 × tolerance need {rounding}"
+    exact = need(1 / f.quantum(lo, hi))
+    exact = (f"keeping every value exact needs {exact}" if exact is not None else
+             "keeping every value exact needs an offset that subtracts exactly, which no type's codes "
+             "hold here")
+    hint = f"; the best is {best.max_error:.3g} with {best.packed.name}" if best is not None else ""
+    return f"{rounding}; {exact}{hint}"
