@@ -266,6 +266,11 @@ def _round_fraction(x: Fraction, f: _Floats) -> float:
     return float(best)
 
 
+def _log2(x: Fraction) -> float:
+    """log2 of a positive Fraction of any size."""
+    return math.log2(x.numerator) - math.log2(x.denominator)
+
+
 def _pow2(k: int) -> Fraction:
     return Fraction(2) ** k
 
@@ -432,7 +437,7 @@ def _fit_k(f: _Floats, packed: np.dtype, nan: bool, lo: float, hi: float) -> int
     first, last = _usable(f, packed, nan)
     if hi == lo:
         return min(f.kmax, 0)
-    k = math.floor(math.log2(last - first - 1) - math.log2(Fraction(hi) - Fraction(lo)))
+    k = math.floor(math.log2(last - first - 1) - _log2(Fraction(hi) - Fraction(lo)))
     while _pow2(k + 1) * (Fraction(hi) - Fraction(lo)) <= last - first - 1:
         k += 1
     while k > f.kmin and _pow2(k) * (Fraction(hi) - Fraction(lo)) > last - first - 1:
@@ -479,7 +484,7 @@ def _edge_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: 
         return []
     bound = min(min(limits), Fraction(f.max))
     out = []
-    k = math.floor(math.log2(bound.numerator) - math.log2(bound.denominator))
+    k = math.floor(_log2(bound))
     while _pow2(k) > bound:
         k -= 1
     if f.kmin <= k <= f.kmax:  # a power of two: exact arithmetic throughout
@@ -527,8 +532,8 @@ def _meeting(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, n
     span = Fraction(hi) - Fraction(lo)
     k_tol = math.ceil(-1 - math.log2(tol))
     if span > 0:  # never coarser than one step across the whole range
-        k_tol = max(k_tol, math.floor(-math.log2(span)))
-    k_exact = -round(math.log2(f.quantum(lo, hi)))
+        k_tol = max(k_tol, math.floor(-_log2(span)))
+    k_exact = -round(_log2(f.quantum(lo, hi)))
     start = max(f.kmin, min(k_tol, k_exact))
     for k in [*range(start, min(k_fit, start + 64) + 1), *([k_exact] if start + 64 < k_exact <= k_fit else [])]:
         good = [c for c in _pow2_candidates(f, packed, r, lo, hi, nan, k) if c.max_error <= tol]
