@@ -111,15 +111,25 @@ def block_shape(shape: Sequence[int], itemsize: int, chunks: Sequence[int] | Non
     return tuple(block)
 
 
-def blocks(shape: Sequence[int], block: Sequence[int]) -> Iterator[tuple[slice, ...]]:
-    """The slices of the blocks of ``block`` shape that tile ``shape``, in C order.
+def blocks(shape: Sequence[int], block: Sequence[int],
+           chunks: Sequence[int] | None = None) -> Iterator[tuple[slice, ...]]:
+    """The slices of the blocks of ``block`` shape that tile ``shape``, in C order. Where a block
+    is a piece of a chunk (smaller than ``chunks`` on an axis), the pieces tile each chunk, so
+    that no read straddles two chunks.
 
     >>> [tuple((s.start, s.stop) for s in key) for key in blocks((3, 4), (2, 4))]
     [((0, 2), (0, 4)), ((2, 3), (0, 4))]
+    >>> [key[0].start for key in blocks((10,), (3,), chunks=(5,))]
+    [0, 3, 5, 8]
     """
-    grid = [math.ceil(n / b) if n else 0 for n, b in zip(shape, block)]
-    for index in np.ndindex(*grid):
-        yield tuple(slice(i * b, min((i + 1) * b, n)) for i, b, n in zip(index, block, shape))
+    axes = []
+    for a, (n, b) in enumerate(zip(shape, block)):
+        c = chunks[a] if chunks is not None else b
+        step = c if b < c else b  # pieces within each chunk, or runs of whole chunks
+        axes.append([(start, min(start + b, n, cs + step))
+                     for cs in range(0, n, step) for start in range(cs, min(cs + step, n), b)])
+    for index in np.ndindex(*(len(segments) for segments in axes)):
+        yield tuple(slice(*axes[a][i]) for a, i in enumerate(index))
 
 
 def _dtype(array: Any) -> np.dtype:
@@ -146,8 +156,9 @@ def data_range(data: Any, *, budget: int = RANGE_BYTES) -> tuple[float, float, b
     if not shape:
         pieces: Any = [np.asarray(data[()]).reshape(1)]
     else:
-        block = block_shape(shape, dtype.itemsize, chunks_of(data), budget, WHOLE_CHUNK_BYTES)
-        pieces = (data[key] for key in blocks(shape, block))
+        chunks = chunks_of(data)
+        block = block_shape(shape, dtype.itemsize, chunks, budget, WHOLE_CHUNK_BYTES)
+        pieces = (data[key] for key in blocks(shape, block, chunks))
     lo, hi, nan, count = math.inf, -math.inf, False, 0
     for piece in pieces:
         a = np.asarray(piece)
@@ -181,25 +192,36 @@ def sample(array: Any, *, budget: int = SAMPLE_BYTES, pieces: int = 4) -> list[n
     (whatever its shape), each aligned to its chunks.
 
     >>> [p.shape for p in sample(np.zeros((2, 10**6)), budget=64 << 10)]
-    [(1, 2048), (1, 2048), (1, 2048), (1, 2048)]
+    [(1, 2048), (1, 2048), (1, 2048), (1, 576)]
     """
     shape = tuple(int(n) for n in array.shape)
     if not shape:
         return [np.asarray(array[()]).reshape(1)]
     if 0 in shape:
         return [np.zeros(0, _dtype(array))]
-    block = block_shape(shape, _dtype(array).itemsize, chunks_of(array), max(1, budget // max(1, pieces)))
-    keys = list(_spread(shape, block, pieces))
-    return [np.asarray(array[key]) for key in keys]
+    chunks = chunks_of(array)
+    block = block_shape(shape, _dtype(array).itemsize, chunks, max(1, budget // max(1, pieces)))
+    return [np.asarray(array[key]) for key in _spread(shape, block, chunks, pieces)]
 
 
-def _spread(shape: tuple[int, ...], block: tuple[int, ...], pieces: int) -> Iterator[tuple[slice, ...]]:
+def _spread(shape: tuple[int, ...], block: tuple[int, ...], chunks: Sequence[int] | None,
+            pieces: int) -> Iterator[tuple[slice, ...]]:
+    """``pieces`` of the blocks, evenly spaced in C order (the first and the last included)."""
     grid = [math.ceil(n / b) for n, b in zip(shape, block)]
     total = math.prod(grid)
-    chosen = sorted({round(i * (total - 1) / max(1, pieces - 1)) for i in range(min(pieces, total))})
+    if total <= pieces:
+        yield from blocks(shape, block, chunks)
+        return
+    chosen = sorted({round(i * (total - 1) / max(1, pieces - 1)) for i in range(pieces)})
     for flat in chosen:
         index = np.unravel_index(flat, grid)
-        yield tuple(slice(int(i) * b, min((int(i) + 1) * b, n)) for i, b, n in zip(index, block, shape))
+        key = []
+        for i, b, n, a in zip(index, block, shape, range(len(shape))):
+            start = int(i) * b
+            c = chunks[a] if chunks is not None else b
+            stop = min(start + b, n, (start // c + 1) * c if b < c else n)  # never across a chunk
+            key.append(slice(start, stop))
+        yield tuple(key)
 
 
 def propose_chunks(shape: Sequence[int], itemsize: int, stored: Sequence[int] | None = None,
@@ -214,7 +236,7 @@ def propose_chunks(shape: Sequence[int], itemsize: int, stored: Sequence[int] | 
     >>> propose_chunks((8760, 721, 1440), 4, stored=(1, 721, 1440))
     (1, 721, 1440)
     >>> propose_chunks((8760, 721, 1440), 4, stored=(1, 1, 1440))
-    (1, 721, 1440)
+    (2, 721, 1440)
     """
     shape = tuple(max(1, int(n)) for n in shape)
     if not shape:

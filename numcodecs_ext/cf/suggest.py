@@ -349,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
               if "error" not in res and tolerance is not None and res["choice"] is None]
     problems = []
     if failed:
-        problems.append(f"no packing for {', '.join(failed)}: the data cannot be packed or read (see above)")
+        problems.append("no packing for " + "; ".join(f"{name}: {results[name]['error']}" for name in failed))
     if missed:
         problems.append(f"no packing meets --tolerance {tolerance:g} for {', '.join(missed)} (see why above)")
     if problems:
