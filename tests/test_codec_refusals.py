@@ -29,7 +29,8 @@ GENERIC = ["abc", "", b"x", {"a": 1}, NAN, math.inf, -math.inf, np.float64(NAN),
 CATALOGUE = {
     "transpose": (
         ["transpose"], ["transpose", "numcodecs.transpose"], {"order": [1, 0]},
-        {"order": [None, True, 2.5, -1, 2**70, [1], {}, np.float32(-7.5), [0, 0], [0, 2], [-1, 0], ["a", "b"], [0.0, 1.0],
+        {"order": [None, True, 2.5, -1, 2**70, [1], {}, np.float32(-7.5), [0, 0], [0, 2], [-1, 0],
+                   ["a", "b"], [0.0, 1.0],
                    [True, False], "X", "CF"],
          "shape": [True, 2.5, -1, [1], {}, [-1, 2], [2.5, 2], "ab", [1, 2, 3]],
          "dtype": [True, 2.5, -1, [1], {}, "float99", np.float32(3.0)]},
@@ -42,7 +43,8 @@ CATALOGUE = {
         ["dtype"], []),
     "cast_value": (
         ["cast_value"], ["cast_value", "numcodecs.cast_value"], {"data_type": "uint8"},
-        {"data_type": [None, True, 2.5, -1, [1], {}, np.float32(-7.5), "complex64", "bool", "float99", "uint8x", np.float64(NAN)],
+        {"data_type": [None, True, 2.5, -1, [1], {}, np.float32(-7.5), "complex64", "bool", "float99",
+                       "uint8x", np.float64(NAN)],
          "rounding": [None, True, 2.5, [1], {}, "up", "NEAREST-EVEN"],
          "out_of_range": [True, 2.5, [1], {}, "saturate", "CLAMP"],
          "scalar_map": [True, 2.5, "x", [1], {"encode": 5}, {"foo": []}, {"encode": [[1]]},
@@ -63,7 +65,8 @@ CATALOGUE = {
         ["zfp"], ["zfp", "numcodecs.zfp"], {"mode": "fixed_precision", "precision": 8},
         {"precision": [None, True, "8", 0, 65, 2.5, -1]}, [], ["mode"]),
     "zfp (expert)": (
-        ["zfp"], ["zfp", "numcodecs.zfp"], {"mode": "expert", "minbits": 0, "maxbits": 100, "maxprec": 32, "minexp": -100},
+        ["zfp"], ["zfp", "numcodecs.zfp"],
+        {"mode": "expert", "minbits": 0, "maxbits": 100, "maxprec": 32, "minexp": -100},
         {"minbits": [None, True, "0", 101, 1.5, -1], "maxbits": [None, True, 0, 2**33, 1.5],
          "maxprec": [None, True, 0, 65, 1.5], "minexp": [None, True, 2**40, 1.5]}, [], ["mode"]),
     "bitround": (
@@ -82,7 +85,8 @@ CATALOGUE = {
         ["numcodecs_ext.packbits"], ["packbits"], {"first_bit": 4}, {"last_bit": [2, 0]}, [], []),
     "reshape": (
         ["reshape"], ["reshape", "numcodecs.reshape"], {"shape": [[0, 1], -1]},
-        {"shape": [None, True, 2.5, -1, {}, np.float32(-7.5), [-1, -1], [0], [[1, 0]], [[0], [0]], [2.5], "abc", [[-1]], [True]],
+        {"shape": [None, True, 2.5, -1, {}, np.float32(-7.5), [-1, -1], [0], [[1, 0]], [[0], [0]], [2.5],
+                   "abc", [[-1]], [True]],
          "input_shape": [True, 2.5, [-1], "ab", [2.5], [1]],
          "dtype": [True, 2.5, "float99"]},
         ["input_shape", "dtype"], ["shape"]),

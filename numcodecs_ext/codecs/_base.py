@@ -16,7 +16,7 @@ from numcodecs.abc import Codec
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
-    "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "refusal",
+    "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "refusal",
     "representable", "show", "typed",
 ]
 
@@ -52,22 +52,33 @@ def _plain(message: str) -> str:
     return _NUMPY_BOOL.sub(r"\1", _NUMPY_REPR.sub(r"\1", message))
 
 
-def refusal(name: str, error: BaseException) -> ValueError:
-    """The ValueError a constructor raises for an invalid configuration: ``codec '<name>': ``
-    followed by what is wrong (the key, the value, what is valid), whatever the error's type
-    and prefix were, without numpy reprs.
+class ConfigurationError(ValueError):
+    """A codec configuration refused at construction: the message starts ``codec '<name>': ``
+    and names the key, the value and what is valid."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """A configuration value of the wrong type (a string where a number belongs ...): a
+    ValueError like every refusal, and a TypeError as Python and zarr raise for one."""
+
+
+def refusal(name: str, error: BaseException) -> ConfigurationError:
+    """The error a constructor raises for an invalid configuration: ``codec '<name>': ``
+    followed by what is wrong (the key, the value, what is valid), whatever the error's prefix
+    was, without numpy reprs; a ValueError always, and a TypeError too where ``error`` was one
+    (a value of the wrong type).
 
     >>> str(refusal("zfp", TypeError("zfp mode 'fixed_rate': 'rate' must be a number, got '8'")))
     "codec 'zfp': zfp mode 'fixed_rate': 'rate' must be a number, got '8'"
     >>> str(refusal("numcodecs.zfp", ValueError("codec 'zfp': tolerance = np.float64(-1.0)")))
     "codec 'numcodecs.zfp': tolerance = -1.0"
     """
-    message = _plain(str(error))
-    return ValueError(f"codec {name!r}: {_PREFIX.sub('', message)}")
+    message = f"codec {name!r}: {_PREFIX.sub('', _plain(str(error)))}"
+    return ConfigurationTypeError(message) if isinstance(error, TypeError) else ConfigurationError(message)
 
 
 def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> ValueError | None:
+                  kwargs: dict[str, Any]) -> ConfigurationError | None:
     """The refusal for a call that does not fit ``init``'s signature (a missing or unknown
     configuration key, said as for ``from_config``), or None if it fits."""
     signature = inspect.signature(init)
@@ -85,8 +96,8 @@ def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...
     try:
         check_keys(codec_id, {k: None for k in given}, valid, required)
     except ValueError as e:
-        return e
-    return ValueError(f"codec {codec_id!r}: takes its configuration keys ({', '.join(valid)}) by "
+        return ConfigurationError(str(e))
+    return ConfigurationError(f"codec {codec_id!r}: takes its configuration keys ({', '.join(valid)}) by "
                       f"name, not {len(args)} positional arguments")
 
 
