@@ -57,7 +57,7 @@ def test_sample_is_bounded_in_bytes_for_any_shape(shape, chunks) -> None:
 
 
 @pytest.mark.parametrize("shape, chunks", [
-    ((2, 10**8 // 4), None), ((2, 10**8 // 4), (1, 10**8 // 4)), ((4000, 3000), (1000, 1000)),
+    ((2, 4 * 10**6), None), ((2, 4 * 10**6), (1, 4 * 10**6)), ((4000, 3000), (1000, 1000)),
     ((4000, 3000), (4000, 3000)), ((64, 64, 64, 64), (8, 64, 64, 64)),
 ])
 def test_range_streams_in_bounded_chunk_aligned_blocks(shape, chunks) -> None:
@@ -83,6 +83,16 @@ def test_block_shapes_cut_every_axis_and_grow_by_whole_chunks() -> None:
     # a stored chunk up to WHOLE_CHUNK_BYTES is one block (zarr decodes it whole anyway)
     assert blocks.block_shape((4, 10**6), 8, (1, 10**6), 1 << 20, blocks.WHOLE_CHUNK_BYTES) == (1, 10**6)
     assert list(blocks.blocks((5,), (2,))) == [(slice(0, 2),), (slice(2, 4),), (slice(4, 5),)]
+
+
+def test_a_chunk_too_big_to_read_whole_is_read_in_eight_pieces(monkeypatch) -> None:
+    monkeypatch.setattr(blocks, "WHOLE_CHUNK_BYTES", 4 << 20)  # (256 MB by default)
+    n = 4 * 10**6  # (2, n) float64 in chunks of one row: 32 MB each
+    a = Virtual((2, n), chunks=(1, n))
+    lo, hi, _, count = blocks.data_range(a, budget=1 << 20)
+    assert (lo, hi, count) == (0.0, 2.0 * n - 1, 2 * n)
+    assert len(a.reads) == 16 and max(size for _, size in a.reads) <= n * 8 // 8
+    assert all(key[0].stop - key[0].start == 1 for key, _ in a.reads)  # never across the two rows
 
 
 def test_proposed_chunks_follow_the_stored_ones() -> None:

@@ -4,9 +4,10 @@ Everything here works on any array-like with ``shape``, ``dtype`` and numpy slic
 (v2 and v3), dask, xarray variables (lazily loaded from netCDF), netCDF4 variables. A block is
 made of whole chunks where a chunk fits the byte budget (trailing axes grown first, so a block is
 one contiguous run of chunks where it can be), else it is a piece of one chunk, cut on as many
-axes as needed, leading ones first: a single huge row is read in pieces too. So memory is
-bounded by the budget (plus one stored chunk, which zarr and HDF5 decode whole), whatever the
-shape, and no stored chunk is read twice unless one chunk alone exceeds the budget.
+axes as needed, leading ones first: a single huge row is read in pieces too. No read straddles
+two chunks. So memory is bounded by the budget (plus one stored chunk, which zarr and HDF5
+decode whole), whatever the shape; a stored chunk is read once if it is up to 256 MB (read
+whole), else in 8 pieces.
 
 Pure numpy; no zarr or xarray import.
 """
@@ -30,6 +31,7 @@ SAMPLE_BYTES = 4 << 20
 CHUNK_BYTES = 8 << 20
 #: a stored chunk up to this size is read whole even where it exceeds the budget: zarr and HDF5
 #: decode a whole chunk to read any part of it, so cutting it would only decode it repeatedly
+#: (a bigger one is read in 8 pieces: memory about 1.1 chunks, 8 decodes of each)
 WHOLE_CHUNK_BYTES = 256 << 20
 #: stored chunks within these bytes are kept as they are by :func:`propose_chunks`
 SENSIBLE_CHUNK_BYTES = (1 << 20, 64 << 20)
@@ -91,6 +93,9 @@ def block_shape(shape: Sequence[int], itemsize: int, chunks: Sequence[int] | Non
     shape = [max(1, int(n)) for n in shape]
     item = max(1, int(itemsize))
     unit = [1] * len(shape) if chunks is None else [min(max(1, int(c)), n) for c, n in zip(chunks, shape)]
+    if whole_chunk and chunks is not None and math.prod(unit) * item > max(budget, whole_chunk):
+        # a chunk too big to read whole: in 8 pieces at most (each read decodes all of it again)
+        budget = max(budget, math.prod(unit) * item // 8)
     if math.prod(unit) * item > max(budget, whole_chunk if chunks is not None else 0):
         # one chunk is too much: a piece of it, leading axes cut first (every axis if need be)
         block = list(unit)
