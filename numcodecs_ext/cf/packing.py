@@ -28,7 +28,9 @@ wherever an integer type can hold one, and when none can the error says which li
 way (the float type's largest scale, the number of codes, the float rounding itself).
 
 ``tests/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
-of the 8- and 16-bit types, and with hypothesis over random ranges of every float type.
+of the 8- and 16-bit types; ``tests/test_packing.py`` with hypothesis over random ranges of every
+float type (tiny, subnormal, up to the float maximum, constant), tolerances and NaN flags,
+through the numcodecs codecs and zarr v3 arrays. The search itself is in :mod:`._search`.
 
 Pure numpy over the codec classes; no xarray.
 """
@@ -74,6 +76,9 @@ def data_range(data: Any, **kwargs: Any) -> DataRange:
     """
     lo, hi, has_nan, count = _data_range_of(data, **kwargs)
     return DataRange(lo, hi, has_nan, count)
+
+
+_range_of = data_range  # (choose_packing's data_range argument hides the function)
 
 
 def _show(value: Any) -> str:
@@ -260,7 +265,7 @@ def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] 
     else:
         if not _real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
             raise ValueError(f"tolerance={_show(tolerance)} is not valid; give a finite number above 0")
-    r = as_data_range(data_range) if data_range is not None else globals()["data_range"](data)
+    r = as_data_range(data_range) if data_range is not None else _range_of(data)
     reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
         raise ValueError("the data holds NaN but nan=False: NaN needs a code (nan=True or 'auto')")

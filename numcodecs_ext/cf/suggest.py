@@ -33,7 +33,7 @@ import numpy as np
 from ..tools.errors import ToolError, UsageError
 from .blocks import SAMPLE_BYTES, chunks_of, propose_chunks, sample
 from .blocks import data_range as _stream_range
-from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing
+from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, _show, choose_packing
 
 __all__ = ["add_arguments", "run", "suggest", "suggest_array"]
 
@@ -58,14 +58,19 @@ def _measure(packing: Packing, pieces: list[np.ndarray]) -> tuple[float, float]:
             err = max(err, float(np.max(np.abs(back[finite].astype(np.float64) - x[finite].astype(np.float64)))))
         raw += x.nbytes
         stored += len(zstd.encode(np.ascontiguousarray(codes).tobytes()))
+    if err > packing.max_error:  # never report a guarantee the data itself contradicts
+        raise ToolError(f"the packing {packing} measured an error of {err:.3g} on the data, above "
+                        "its guarantee: this is a bug in numcodecs_ext, please report it")
     return err, raw / max(1, stored)
 
 
 def _check_tolerance(tolerance: Any) -> float | None:
     if tolerance is None:
         return None
-    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer, np.floating)):
-        raise UsageError(f"tolerance {tolerance!r} is not a number; give the largest absolute error allowed")
+    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer,
+                                                                           np.floating)):
+        raise UsageError(f"tolerance {_show(tolerance)} is not a number; give the largest absolute "
+                         "error allowed")
     t = float(tolerance)
     if not math.isfinite(t) or t <= 0:
         raise UsageError(f"tolerance {t!r} is not valid; give a finite number above 0 (the largest "
@@ -75,7 +80,7 @@ def _check_tolerance(tolerance: Any) -> float | None:
 
 def _check_dtype(dtype: Any) -> str | None:
     if dtype is not None and dtype not in INTEGER_TYPES:
-        raise UsageError(f"dtype {dtype!r} is not valid; use one of {', '.join(INTEGER_TYPES)}")
+        raise UsageError(f"dtype {_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     return dtype
 
 
