@@ -30,7 +30,7 @@ way (the float type's largest scale, the number of codes, the float rounding its
 ``tests/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
 of the 8- and 16-bit types; ``tests/test_packing.py`` with hypothesis over random ranges of every
 float type (tiny, subnormal, up to the float maximum, constant), tolerances and NaN flags,
-through the numcodecs codecs and zarr v3 arrays. The search itself is in :mod:`._search`.
+through the numcodecs codecs and zarr v3 arrays. The search itself is in ``cf/_search.py``.
 
 Pure numpy over the codec classes; no xarray.
 """
