@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import zarr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from numcodecs_ext.cf import DataRange, choose_packing
@@ -29,8 +29,9 @@ def _values_in(p, lo: float, hi: float, rng: np.random.Generator) -> np.ndarray:
         xs += list(lo + (hi / 2 - lo / 2) * 2 * rng.random(100))
         q0, q1 = sorted([(lo - p.offset) * p.scale, (hi - p.offset) * p.scale])
         if math.isfinite(q0) and math.isfinite(q1):
+            inside = rng.uniform(q0, q1, 40) if q1 > q0 else np.full(40, q0)  # (0.0 and -0.0 too)
             qs = np.concatenate([np.floor(q0) + np.arange(-2, 4), np.floor(q1) + np.arange(-3, 3),
-                                 np.floor(rng.uniform(q0, q1, 40))])
+                                 np.floor(inside)])
             for h in (0.0, 0.5, 0.25):
                 xs += list((qs + h) / p.scale + p.offset)
         x = np.array(xs, dtype=np.float64).astype(F)
@@ -95,15 +96,21 @@ def _ranges(draw):
     st.builds(lambda e: {"tolerance": 10.0**e}, st.floats(-330, 308)).filter(
         lambda m: 0 < m["tolerance"] < math.inf),
     st.builds(lambda d: {"dtype": d}, st.sampled_from(INTEGER_TYPES))), st.integers(0, 2**32 - 1))
+@example(("float16", 0.0, -0.0), False, {"tolerance": 1.0}, 0)
+@example(("float64", -1.7976931348623157e308, 1.7976931348623157e308), True, {"dtype": "uint8"}, 0)
+@example(("float32", 0.0, 1e-3), True, {"tolerance": 1e-10}, 0)
 def test_every_packing_returned_round_trips_its_range(case, nan, mode, seed) -> None:
     F, lo, hi = case
     try:
         p = choose_packing(data_range=(lo, hi), nan=nan, float_dtype=F, **mode)
     except ValueError as e:
-        # a refusal only for a tolerance, and saying which limits are in the way
-        assert "tolerance" in mode, (case, mode, str(e))
-        assert "no integer type meets" in str(e) and "keeping every value exact needs" in str(e)
         assert "np." not in str(e)
+        if "dtype" in mode:  # only unsigned codes for a range wider than the float type's maximum
+            assert mode["dtype"].startswith("u") and hi / 2 - lo / 2 > float(np.finfo(F).max) / 2, str(e)
+            assert "wider than the largest" in str(e) and "use a signed type" in str(e)
+            return
+        # a refusal for a tolerance says which limits are in the way
+        assert "no integer type meets" in str(e) and "keeping every value exact needs" in str(e)
         return
     assert p.dtype == np.dtype(F) and (p.nan_code is not None) == nan
     if "tolerance" in mode:

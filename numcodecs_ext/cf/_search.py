@@ -393,12 +393,15 @@ def _float_range(f: _Floats, r: DataRange) -> tuple[float, float]:
 
 
 def _why_not(f: _Floats, packed: np.dtype, lo: float, hi: float, nan: bool) -> str:
+    """Why no packing into ``packed`` exists (the search found none)."""
     first, last = _usable(f, packed, nan)
-    span = Fraction(hi) - Fraction(lo)
-    if span / max(1, last - first - 1) > Fraction(f.max) / 2 ** (f.kmax - f.kmin):
-        return "the range is too wide for any scale of the float type"
-    return (f"every scale and offset of {f.dtype.name} puts an end of the range outside its codes "
-            f"[{first}, {last}] or decodes beyond the finite {f.dtype.name} values")
+    name = f.dtype.name
+    if first >= 0 and Fraction(hi) - Fraction(lo) > Fraction(f.max):
+        return (f"the range is wider than the largest {name} ({f.max:g}), so x - offset overflows "
+                f"{name} at one end for every offset that keeps the codes of an unsigned type "
+                "non-negative; use a signed type")
+    return (f"every scale and offset of {name} puts an end of the range outside its codes "
+            f"[{first}, {last}] or decodes beyond the finite {name} values")
 
 
 def _g(x: Fraction) -> str:
