@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codecs._base import show as _show  # (one way to show a value in a message)
 from ..dtypes import dtype_name
 from .blocks import data_range as _data_range_of
 
@@ -81,22 +82,6 @@ def data_range(data: Any, **kwargs: Any) -> DataRange:
 _range_of = data_range  # (choose_packing's data_range argument hides the function)
 
 
-def _show(value: Any) -> str:
-    """A value for a message: numbers as Python numbers (never a numpy repr)."""
-    if isinstance(value, (bool, np.bool_)):
-        return repr(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return repr(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(_show(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
-    return f"a {type(value).__name__}"
-
-
 def _real(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
@@ -116,8 +101,7 @@ def as_data_range(value: Any) -> DataRange:
     elif isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(_real(v) for v in value):
         r = DataRange(float(value[0]), float(value[1]))
     else:
-        shown = _show(list(value)) if isinstance(value, np.ndarray) and value.ndim == 1 else _show(value)
-        raise ValueError(f"data_range={shown} is not valid; give a DataRange or a (min, max) pair of "
+        raise ValueError(f"data_range={_show(value)} is not valid; give a DataRange or a (min, max) pair of "
                          "finite numbers")
     for name, v in (("min", r.min), ("max", r.max)):
         if not _real(v) or not math.isfinite(float(v)):
