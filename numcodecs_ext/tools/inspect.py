@@ -18,6 +18,8 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import errno
 import functools
 import json
 import math
@@ -55,20 +57,38 @@ class _Bad(ValueError):
 def _open(target: Any, storage_options: Mapping[str, Any] | None) -> Location:
     """The Location of ``target``, refusing what cannot be a store with what is wrong."""
     loc = Location.parse(target, storage_options=storage_options)
+    if loc.is_local:
+        _check_local(loc)
     try:
         exists, isdir = loc.exists(), loc.isdir()
     except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
         raise ToolError(f"{loc.display}: cannot be read ({_why(e)})") from None
     if not exists:
-        if loc.is_local and os.path.islink(loc.root):
-            raise UsageError(f"{loc.display}: a link to {os.readlink(loc.root)!r}, which does not exist")
         raise UsageError(f"{loc.display}: does not exist")
     if isdir:
         return loc
-    if loc.is_local and zipfile.is_zipfile(loc.root):
-        return Location.parse(f"zip://::{loc.root}")
+    if loc.is_local and zipfile.is_zipfile(loc.root):  # a zarr ZipStore
+        return dataclasses.replace(Location.parse(f"zip://::{loc.root}"), display=loc.display)
     raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
                      "a .zip file or a URL)")
+
+
+def _check_local(loc: Location) -> None:
+    """What is wrong with a local path that cannot be a store, in words (UsageError)."""
+    try:
+        os.stat(loc.root)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UsageError(f"{loc.display}: a loop of symbolic links") from None
+        if e.errno == errno.ENOTDIR:
+            raise UsageError(f"{loc.display}: does not exist (a part of the path is a file, not a "
+                             "directory)") from None
+        if e.errno == errno.ENOENT and os.path.islink(loc.root):
+            raise UsageError(f"{loc.display}: a symbolic link to {os.readlink(loc.root)!r}, which does "
+                             "not exist") from None
+        if e.errno == errno.ENOENT:
+            raise UsageError(f"{loc.display}: does not exist") from None
+        raise ToolError(f"{loc.display}: cannot be read ({_why(e)})") from None
 
 
 def _why(e: BaseException) -> str:
@@ -343,8 +363,11 @@ def _array_info(node: _Node, document: str, meta: dict[str, Any], issues: list[s
     shape = _shape(meta.get("shape"), "shape")
     if v3:
         dtype = meta.get("data_type")
-        if not isinstance(dtype, (str, dict)):
-            raise _Bad(f"data_type is {_short(dtype)}: expected a name or an object")
+        if not isinstance(dtype, (str, dict)) or (isinstance(dtype, dict) and (
+                not isinstance(dtype.get("name"), str)
+                or not isinstance(dtype.get("configuration", {}), dict))):
+            raise _Bad(f"data_type is {_short(dtype)}: expected a name or an object "
+                       '{"name": ..., "configuration": {...}}')
         grid = meta.get("chunk_grid")
         config = grid.get("configuration") if isinstance(grid, dict) else None
         if not isinstance(grid, dict) or grid.get("name") != "regular" or not isinstance(config, dict):
@@ -388,6 +411,8 @@ def _array_info(node: _Node, document: str, meta: dict[str, Any], issues: list[s
     ours_only = [c["name"] for c in codecs if "numcodecs_ext" in c["readers"]
                  and not any(r.startswith(("zarr-python", "numcodecs")) and r != "numcodecs_ext" for r in c["readers"])]
     unreadable = [c["name"] for c in codecs if v3 and c.get("zarr_uses") is None]
+    if itemsize is None:
+        unreadable.insert(0, f"data type {dtype_words}")
     stored = node.chunk_bytes
     return {
         "path": node.path or "/", "zarr_format": 3 if v3 else 2, "shape": shape, "data_type": dtype_words,
@@ -566,8 +591,8 @@ def format_report(report: dict[str, Any]) -> str:
         chunks = f"chunks {tuple(a['chunks'])}" if a["chunks"] is not None else "an irregular chunk grid"
         view = ""
         if len(a.get("formats", ())) > 1:
-            other = [f for f in a["formats"] if f != a["zarr_format"]][0]
-            view = f"; also zarr v{other} metadata: the v{a['zarr_format']} view"
+            view = (" view; the v2 view follows" if a["zarr_format"] == 3
+                    else " view of the same array")
         lines.append("")
         lines.append(f"{a['path']} (zarr v{a['zarr_format']}{view}): {a['data_type']}, shape {tuple(a['shape'])}, "
                      f"{chunks}{shards}{dims}")
