@@ -24,6 +24,7 @@ import functools
 import json
 import math
 import os
+import sys
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -635,4 +636,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext inspect``: 0, or 1 when the store has problems (they are printed)."""
     report = inspect_store(args.store)
     print(json.dumps(report, indent=2, default=str) if args.json else format_report(report))
-    return 1 if report["problems"] else 0
+    if report["problems"]:
+        sys.stdout.flush()
+        where = 'under "problems"' if args.json else "listed above"
+        print(f"numcodecs-ext inspect: {len(report['problems'])} problem(s) in {report['store']} ({where})",
+              file=sys.stderr)
+        return 1
+    return 0
