@@ -587,7 +587,7 @@ def format_report(report: dict[str, Any]) -> str:
     groups = {g["path"] for g in report["groups"]}
     lines = [f"store {report['store']}: {len(paths)} array(s), {len(groups)} group(s)"]
     for a in report["arrays"]:
-        dims = f" dims ({', '.join(map(str, a['dimension_names']))})" if a.get("dimension_names") else ""
+        dims = f", dimensions ({', '.join(map(str, a['dimension_names']))})" if a.get("dimension_names") else ""
         shards = f" in shards {tuple(a['shards'])}" if a["shards"] else ""
         chunks = f"chunks {tuple(a['chunks'])}" if a["chunks"] is not None else "an irregular chunk grid"
         view = ""
