@@ -21,11 +21,27 @@ def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:
 
 
 def test_info_lists_codecs_and_versions(capsys) -> None:
+    import json
+
+    from numcodecs_ext._registry import ZARR
+    from numcodecs_ext.tools.info import info
+
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     for word in ("numcodecs", "zarr", "libzfp: LibZfp", "scale_offset", "cast_value", "numcodecs.zfp",
                  "kernels (scale_offset, cast_value, transpose, zfp checks, bitround): "):
         assert word in out
+    # every zarr name, numcodecs.* included, with the class zarr uses and why
+    section = out.split("implementation zarr uses for each name:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in section] == list(ZARR)
+    found = info()
+    assert main(["info", "--json"]) == 0 and json.loads(capsys.readouterr().out) == found
+    names = found["zarr_names"]
+    assert names["numcodecs.scale_offset"]["uses"] == "numcodecs_ext.zarr3.scale_offset.NumcodecsScaleOffset"
+    assert "reshape" in names["transpose"]["why"] and "Rust" not in names["transpose"]["why"]
+    assert "integer" in names["numcodecs.bitround"]["why"] and "Rust" not in names["numcodecs.bitround"]["why"]
+    assert "cast-value-rs" in names["cast_value"]["why"]
+    assert "Rust" not in names["scale_offset"]["why"]
 
 
 def test_python_dash_m() -> None:
