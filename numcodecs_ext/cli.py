@@ -89,7 +89,9 @@ def _add_quiet(parser: argparse.ArgumentParser) -> None:
     it lacks is added)."""
     for spellings in (("-q", "--quiet"), ("-q",), ("--quiet",)):
         try:
-            parser.add_argument(*spellings, dest="quiet", action="store_true", help=QUIET_HELP)
+            parser.add_argument(*spellings, dest="quiet", action="store_true",
+                                help=QUIET_HELP if len(spellings) == 2 else "the same as " +
+                                ("--quiet" if spellings == ("-q",) else "-q"))
             return
         except argparse.ArgumentError:
             continue
