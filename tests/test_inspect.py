@@ -378,3 +378,21 @@ def test_random_metadata_is_described_or_reported(tmp_path):
         _check_survives(tmp_path, document, meta)
 
     check()
+
+
+def test_an_object_store_url(capsys):
+    """memory:// stands in for s3:// (fsspec's own in-memory filesystem): listing and the metadata
+    read in one batch, broken documents reported per path."""
+    import fsspec
+    from zarr.storage import FsspecStore
+
+    g = zarr.open_group("memory://inspect-test.zarr", mode="w")
+    for i in range(3):
+        g.create_array(f"a{i}", shape=(10,), chunks=(5,), dtype="f4", fill_value=0)[:] = i + 1
+    fsspec.filesystem("memory").pipe("/inspect-test.zarr/bad/zarr.json", b"{not json")
+    report = inspect_store("memory://inspect-test.zarr")
+    assert [a["path"] for a in report["arrays"]] == ["a0", "a1", "a2"]
+    assert all(a["chunk_files"] == 2 for a in report["arrays"])
+    assert [p["path"] for p in report["problems"]] == ["bad/zarr.json"]
+    assert len(inspect_store(FsspecStore.from_url("memory://inspect-test.zarr"))["arrays"]) == 3
+    fsspec.filesystem("memory").rm("/inspect-test.zarr", recursive=True)
