@@ -88,6 +88,13 @@ def build_garden(root: Path) -> None:
         shutil.copytree(root / "v3.zarr", root / name)
         meta = json.loads(text) | change
         (root / name / "zarr.json").write_text(json.dumps(meta))
+    from zarr.storage import ZipStore
+
+    zipped = ZipStore(root / "store.zip", mode="w")
+    zarr.create_array(zipped, shape=(4,), dtype="int8", fill_value=0)[:] = 1
+    zipped.close()
+    data = (root / "store.zip").read_bytes()
+    (root / "truncated.zip").write_bytes(data[: len(data) // 2])
     shutil.copytree(root / "v3.zarr", root / "loopinside.zarr")
     (root / "loopinside.zarr" / "c" / "back").symlink_to("..")
     (root / "loopinside.zarr" / "c" / "gone").symlink_to("nowhere")
@@ -172,6 +179,7 @@ BROKEN_STORES = {
     "codecs an integer": ("codecsint.zarr", USAGE_OR_FAILED, None),
     "data_type without a name": ("dtypebad.zarr", USAGE_OR_FAILED, None),
     "links looping and dangling inside": ("loopinside.zarr", frozenset({0, 1}), None),
+    "a truncated zip store": ("truncated.zip", USAGE_OR_FAILED, r"zip|is a file"),
 }
 
 # valid positionals per command, so that an option's value is what a case tests
@@ -229,6 +237,8 @@ def catalogue() -> list[Case]:
     # every command that reads a store or file, on every hostile path
     cases += _path_cases("inspect", [], [], STORE_PATHS | BROKEN_STORES)
     cases += _path_cases("inspect --json", [], ["--json"], {"garbage zarr.json": BROKEN_STORES["garbage zarr.json"]})
+    cases.append(Case("inspect a zip store", ["inspect", "store.zip"], frozenset({0})))
+    cases.append(Case("inspect zip:// of a missing file", ["inspect", "zip://::missing.zip"], USAGE, r"missing.zip"))
     cases += _path_cases("suggest", [], [], STORE_PATHS | BROKEN_STORES | {
         k: v for k, v in NETCDF_PATHS.items() if "netCDF" in k})
     cases.append(Case("suggest a corrupt chunk", ["suggest", "corruptchunk.zarr"], FAILED, None))
@@ -297,6 +307,8 @@ XFAIL: dict[str, str] = {
     "suggest an empty path": "suggest: '' is taken for the current directory",
     "suggest an unknown URL scheme": "suggest: says 'does not exist' instead of the unknown scheme",
     "suggest s3:// without s3fs": "suggest: says 'does not exist' instead of 'pip install s3fs'",
+    "suggest a truncated zip store": "suggest: a truncated .zip gives xarray's 'did not find a match in any of "
+                                     "xarray's IO backends', not what is wrong with it",
     "suggest shape 2**62 x 2**62": "suggest: unexpected MemoryError on an array whose metadata claims 2**124 values",
     "suggest a truncated netCDF": "suggest: a truncated file is status 2 (NetCDF: HDF error), not 1 (corrupt data)",
     "suggest a corrupt chunk": "suggest: unexpected RuntimeError (Zstd decompression error) on a corrupt chunk",
