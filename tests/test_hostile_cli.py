@@ -357,8 +357,24 @@ XFAIL: dict[str, str] = {
 }
 
 
+def _zarr_31() -> bool:
+    import zarr
+
+    return tuple(int(p) for p in zarr.__version__.split(".")[:2]) < (3, 2)
+
+
+# entries that fail only with some versions of zarr: {id: (whether it fails here, the reason)}
+XFAIL_HERE: dict[str, tuple[bool, str]] = {
+    "suggest chunks of 0": (_zarr_31(), "suggest (zarr 3.1 only): unexpected ZeroDivisionError on a chunk_shape "
+                                        "of [0, 0] (zarr 3.4 refuses the metadata itself)"),
+}
+
+
 def _xfail(case: Case) -> Case:
     case.xfail = XFAIL.get(case.id)
+    fails_here, reason = XFAIL_HERE.get(case.id, (False, None))
+    if fails_here:
+        case.xfail = reason
     return case
 
 
