@@ -309,16 +309,18 @@ def _walk_local(start: Path, root: Path) -> Listing:
             continue
         seen.add((st.st_dev, st.st_ino))
         dirnames.sort()
+        prefix = _rel(Path(dirpath), root)  # (strings per file: pathlib costs more than the stat)
+        prefix = "" if prefix == "." else prefix + "/"
         for name in sorted(filenames):
-            p = Path(dirpath) / name
+            p = os.path.join(dirpath, name)
             try:
                 info = os.stat(p)
             except OSError as e:
                 why = "a dangling link" if os.path.islink(p) else (e.strerror or str(e))
-                listing.problems.append((_rel(p, root), why))
+                listing.problems.append((prefix + name, why))
                 continue
             if stat.S_ISREG(info.st_mode):
-                listing.files[_rel(p, root)] = info.st_size
+                listing.files[prefix + name] = info.st_size
     return listing
 
 
