@@ -198,6 +198,16 @@ def _cf_words(data_type: Any, codecs: list[dict[str, Any]]) -> dict[str, Any] | 
     return {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in attrs.items()}
 
 
+def _reader_warnings(meta: dict[str, Any]) -> list[str]:
+    """Known deviations of other readers for this metadata (:mod:`.deviations`)."""
+    from .deviations import reader_warnings
+
+    try:
+        return reader_warnings(meta)
+    except Exception:  # noqa: BLE001 - foreign metadata: described, never raised
+        return []
+
+
 def _dimension_names(v: Any, ndim: int, issues: list[str]) -> list[str | None] | None:
     if v is None:
         return None
@@ -303,6 +313,7 @@ def array_entry(path: str, document: str, meta: dict[str, Any], *, stored_bytes:
         "needs_numcodecs_ext": sorted(set(ours_only)),
         "unreadable_here": unreadable,
         "cf": _cf_words(dtype, codecs) if v3 else None,
+        "reader_warnings": _reader_warnings(meta) if v3 else [],
         "formats": formats,
     }
 

@@ -335,6 +335,8 @@ def format_report(report: dict[str, Any]) -> str:
         if a["unreadable_here"]:
             lines.append(f"  NOT readable in this environment (no implementation of "
                          f"{', '.join(a['unreadable_here'])})")
+        for w in a.get("reader_warnings") or []:
+            lines.append(f"  reader warning: {w}")
     for note in report.get("notes", []):
         lines.append(f"\nnote: {note}")
     for p in report["problems"]:
