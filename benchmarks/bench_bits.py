@@ -21,28 +21,28 @@ from numcodecs_ext.codecs.reshape import Reshape
 MIB = 1 << 20
 
 
-def _bitround(rng: np.random.Generator) -> list[tuple[str, float]]:
-    print("bitround (16 MiB, encode; decode is the identity)")
+def _bitround(rng: np.random.Generator, mib: int = 16) -> list[tuple[str, float]]:
+    print(f"bitround ({mib} MiB, encode; decode is the identity)")
     ratios = []
     for dtype, keepbits in (("float32", 7), ("float64", 12)):
-        data = rng.standard_normal(16 * MIB // np.dtype(dtype).itemsize).astype(dtype)
+        data = rng.standard_normal(mib * MIB // np.dtype(dtype).itemsize).astype(dtype)
         ours, anchor = BitRound(keepbits=keepbits), numcodecs.BitRound(keepbits=keepbits)
         theirs, mine = interleaved(lambda: anchor.encode(data), lambda: ours.encode(data))
         mb = data.nbytes / 1e6
         print(row(f"{dtype} keepbits={keepbits}", mb / mine, "numcodecs BitRound", mb / theirs))
         ratios.append((f"bitround {dtype}", theirs / mine))
     for dtype in ("uint16", "int64"):
-        data = rng.integers(0, 2**15, 16 * MIB // np.dtype(dtype).itemsize).astype(dtype)
+        data = rng.integers(0, 2**15, mib * MIB // np.dtype(dtype).itemsize).astype(dtype)
         codec = BitRound(keepbits=5)
         (mine,) = interleaved(lambda: codec.encode(data))
         print(row(f"{dtype} keepbits=5 (no anchor: numcodecs takes floats only)", data.nbytes / 1e6 / mine))
     return ratios
 
 
-def _packbits(rng: np.random.Generator) -> list[tuple[str, float]]:
-    print("packbits (16 Mi values, MB/s of unpacked input)")
+def _packbits(rng: np.random.Generator, mib: int = 16) -> list[tuple[str, float]]:
+    print(f"packbits ({mib} Mi values, MB/s of unpacked input)")
     ratios = []
-    flags = rng.integers(0, 2, 16 * MIB).astype(bool)
+    flags = rng.integers(0, 2, mib * MIB).astype(bool)
     anchor = numcodecs.PackBits()
     numcodecs_layout = PackBits(dtype="bool", padding_encoding="first_byte", bit_order="big")
     spec_layout = PackBits(dtype="bool", padding_encoding="first_byte")
@@ -64,7 +64,7 @@ def _packbits(rng: np.random.Generator) -> list[tuple[str, float]]:
     for bits in (1, 2, 4, 12):
         dtype = "int16" if bits == 12 else "uint8"
         low = -(2 ** (bits - 1)) if dtype == "int16" else 0
-        values = rng.integers(low, low + 2**bits, 16 * MIB).astype(dtype)
+        values = rng.integers(low, low + 2**bits, mib * MIB).astype(dtype)
         codec = PackBits(dtype=dtype, last_bit=bits - 1, shape=[values.size])
         enc = codec.encode(values)
         t_enc, t_dec = interleaved(lambda: codec.encode(values), lambda: codec.decode(enc))
@@ -88,12 +88,16 @@ def _reshape() -> None:
           f"{per_call * 1e6:.1f} µs per call whatever the size (no copy)")
 
 
-def run() -> list[tuple[str, float]]:
+def run(quick: bool = False) -> list[tuple[str, float]]:
+    """Every measurement; ``quick``: 1 MiB instead of 16 (to check the benchmark runs)."""
     rng = np.random.default_rng(0)
-    ratios = _bitround(rng) + _packbits(rng)
+    mib = 1 if quick else 16
+    ratios = _bitround(rng, mib) + _packbits(rng, mib)
     _reshape()
     return ratios
 
 
 if __name__ == "__main__":
-    run()
+    import sys
+
+    run(quick="--quick" in sys.argv[1:])

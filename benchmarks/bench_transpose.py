@@ -39,29 +39,42 @@ def _roundtrip_ours(data: np.ndarray, order: tuple[int, ...], chunks: tuple[int,
         _roundtrip(data, Transpose(order=list(order)), chunks)
 
 
-def run() -> list[tuple[str, float]]:
+def _cases(quick: bool) -> list[tuple[str, tuple[int, ...], str, tuple[int, ...]]]:
+    """CASES, each dimension a quarter (at least 64) when ``quick``."""
+    if not quick:
+        return CASES
+    return [(f"{name} (quick: {'x'.join(str(max(64, n // 4)) for n in shape)})", tuple(max(64, n // 4) for n in shape),
+             dtype, order) for name, shape, dtype, order in CASES]
+
+
+def run(quick: bool = False) -> list[tuple[str, float]]:
+    """Every measurement; ``quick``: each dimension a quarter, 3 repeats (to check it runs)."""
     print("transpose (whole-array write+read, [transpose, bytes], memory store)")
     ratios = []
     rng = np.random.default_rng(0)
-    for name, shape, dtype, order in CASES:
+    cases = _cases(quick)
+    repeat = 3 if quick else 7
+    for name, shape, dtype, order in cases:
         data = (rng.integers(0, 255, shape) if dtype == "u1" else rng.standard_normal(shape)).astype(dtype)
         chunks = (64, 64) if "small" in name else shape
         mb = data.nbytes / 1e6
         theirs, ours = interleaved(
             lambda: _roundtrip(data, zarr.codecs.TransposeCodec(order=order), chunks),
-            lambda: _roundtrip_ours(data, order, chunks),
+            lambda: _roundtrip_ours(data, order, chunks), repeat=repeat,
         )
         print(row(name, 2 * mb / ours, "zarr built-in", 2 * mb / theirs))
         ratios.append((f"transpose write+read {name}", theirs / ours))
     print("transpose (the copy alone)")
-    for name, shape, dtype, order in CASES[:4]:
+    for name, shape, dtype, order in cases[:4]:
         data = (rng.integers(0, 255, shape) if dtype == "u1" else rng.standard_normal(shape)).astype(dtype)
         mb = data.nbytes / 1e6
         strided, ours = interleaved(lambda: np.ascontiguousarray(data.transpose(order)),
-                                    lambda: transpose(data, order))
+                                    lambda: transpose(data, order), repeat=repeat)
         print(row(name, mb / ours, "numpy strided copy", mb / strided))
     return ratios
 
 
 if __name__ == "__main__":
-    run()
+    import sys
+
+    run(quick="--quick" in sys.argv[1:])

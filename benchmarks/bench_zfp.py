@@ -8,8 +8,8 @@ Prints ratios against anchors measured in the same run:
   has no reversible mode);
 * writing a zarr v3 array of many zfp chunks with ``threading.max_workers`` 1 and 2.
 
-Run ``python benchmarks/bench_zfp.py`` (a few seconds), or ``run(report)`` from the lead's runner,
-where ``report(name, value, unit)`` records one figure.
+Run ``python benchmarks/bench_zfp.py [--quick]`` (a few seconds), or ``run(quick, report)`` from
+``benchmarks/run.py``, where ``report(name, value, unit)`` records one figure.
 """
 
 from __future__ import annotations
@@ -113,8 +113,9 @@ def _zfpy_codec(cfg: dict[str, Any]) -> Any:
     return None  # no reversible mode; its fixed_rate does not pass dims/type like zarrs
 
 
-def bench_single_thread(report: Callable[[str, float, str], None]) -> None:
-    a = _data()
+def bench_single_thread(report: Callable[[str, float, str], None], shape: tuple[int, ...] = (64, 256, 256),
+                        repeat: int = 5) -> None:
+    a = _data(shape)
     mb = a.nbytes / 1e6
     for cfg in CASES:
         mode = cfg["mode"]
@@ -122,10 +123,10 @@ def bench_single_thread(report: Callable[[str, float, str], None]) -> None:
         raw = _Raw(cfg, a)
         enc = core.compress(a, mode, **params)
         assert raw.encode() == enc
-        t_ours_e = _best(lambda: core.compress(a, mode, **params))
-        t_raw_e = _best(raw.encode)
-        t_ours_d = _best(lambda: core.decompress(enc, a.shape, a.dtype, mode, **params))
-        t_raw_d = _best(lambda: raw.decode(enc))
+        t_ours_e = _best(lambda: core.compress(a, mode, **params), repeat)
+        t_raw_e = _best(raw.encode, repeat)
+        t_ours_d = _best(lambda: core.decompress(enc, a.shape, a.dtype, mode, **params), repeat)
+        t_raw_d = _best(lambda: raw.decode(enc), repeat)
         report(f"zfp {mode} encode MB/s", mb / t_ours_e, "MB/s")
         report(f"zfp {mode} decode MB/s", mb / t_ours_d, "MB/s")
         report(f"zfp {mode} encode vs raw libzfp", t_raw_e / t_ours_e, "x")
@@ -133,8 +134,8 @@ def bench_single_thread(report: Callable[[str, float, str], None]) -> None:
         zc = _zfpy_codec(cfg)
         if zc is not None:
             zenc = zc.encode(a)
-            t_z_e = _best(lambda: zc.encode(a))
-            t_z_d = _best(lambda: zc.decode(zenc))
+            t_z_e = _best(lambda: zc.encode(a), repeat)
+            t_z_d = _best(lambda: zc.decode(zenc), repeat)
             report(f"zfp {mode} encode vs numcodecs.ZFPY", t_z_e / t_ours_e, "x")
             report(f"zfp {mode} decode vs numcodecs.ZFPY", t_z_d / t_ours_d, "x")
 
@@ -145,31 +146,33 @@ sys.path[:0] = [{path!r}]
 from bench_zfp import _data, _best
 from numcodecs_ext.zarr3.zfp import Zfp
 assert zarr.config.get("threading.max_workers") == {workers}
-a = _data((64, 256, 256))
+a = _data({shape})
 def write():
     z = zarr.create_array({{}}, shape=a.shape, chunks={chunks}, dtype="float32",
                           serializer=Zfp(mode="fixed_precision", precision=20),
                           compressors=None, fill_value=0)
     z[:] = a
 write()
-print(_best(write, repeat=5))
+print(_best(write, repeat={repeat}))
 """
 
 
-def bench_zarr_threads(report: Callable[[str, float, str], None]) -> None:
+def bench_zarr_threads(report: Callable[[str, float, str], None], quick: bool = False) -> None:
     """zarr sizes its thread pool once per process, so each setting runs in its own process."""
     import os
     import subprocess
     import sys
 
     here = os.path.dirname(os.path.abspath(__file__))
-    nbytes = 64 * 256 * 256 * 4
-    # 64 chunks of 256 KiB (small for zarr) and 16 chunks of 1 MiB (zarr's usual advice).
-    for chunks, label in (((16, 64, 64), "64 chunks of 256 KiB"), ((16, 128, 128), "16 chunks of 1 MiB")):
+    shape = (16, 128, 128) if quick else (64, 256, 256)
+    nbytes = shape[0] * shape[1] * shape[2] * 4
+    # 64 chunks of 256 KiB (small for zarr) and 16 chunks of 1 MiB (zarr's usual advice); quick: 16 and 4
+    for chunks, label in (((16, 64, 64), "chunks of 256 KiB"), ((16, 128, 128), "chunks of 1 MiB")):
         timings = {}
         for workers in (1, 2):
             env = dict(os.environ, ZARR_THREADING__MAX_WORKERS=str(workers))
-            code = _ZARR_WRITE.format(path=here, workers=workers, chunks=chunks)
+            code = _ZARR_WRITE.format(path=here, workers=workers, chunks=chunks, shape=shape,
+                                      repeat=2 if quick else 5)
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True)
             timings[workers] = float(res.stdout.split()[-1])
@@ -181,11 +184,14 @@ def _print(name: str, value: float, unit: str) -> None:
     print(f"  {name:52s} {value:10.2f} {unit}")
 
 
-def run(report: Callable[[str, float, str], None] = _print) -> None:
+def run(quick: bool = False, report: Callable[[str, float, str], None] = _print) -> None:
+    """Every measurement; ``quick``: 1 MiB arrays, 2 repeats (to check the benchmark runs)."""
     print("zfp (single thread vs raw libzfp and numcodecs.ZFPY; zarr thread scaling)")
-    bench_single_thread(report)
-    bench_zarr_threads(report)
+    bench_single_thread(report, (16, 128, 128) if quick else (64, 256, 256), 2 if quick else 5)
+    bench_zarr_threads(report, quick)
 
 
 if __name__ == "__main__":
-    run()
+    import sys
+
+    run(quick="--quick" in sys.argv[1:])

@@ -65,6 +65,18 @@ ZARR_DEFAULTS: dict[str, str] = {
 }
 
 
+#: why each name of ZARR_DEFAULTS is pinned to ours, as ``numcodecs-ext info`` says it
+_DEFAULT_REASONS: dict[str, str] = {
+    "scale_offset": "spec-exact where zarr >= 3.2's own is not (int64 overflow, float overflow)",
+    "cast_value": "spec-exact where zarr >= 3.2's own is not (rounding once, fill-value check), "
+                  "and needs no Rust package (zarr's needs cast-value-rs)",
+    "transpose": "checks order against the chunk it receives, so a transpose after a reshape opens "
+                 "(zarr's TransposeCodec refuses it); identical metadata and bytes",
+    "numcodecs.bitround": "reads and writes integer arrays (zarr's numcodecs adapter takes floats "
+                          "only and reads integers written under this name as zeros)",
+}
+
+
 def _load(path: str) -> Any:
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -120,7 +132,7 @@ def zarr_choice(name: str) -> tuple[str, str]:
     if os.environ.get(env):
         why = f"set by the environment variable {env}"
     elif name in ZARR_DEFAULTS and configured == chosen == fully_qualified_name(_load(ZARR[name])):
-        why = (f"numcodecs_ext's default (spec-exact; needs no Rust package); choose another with "
+        why = (f"numcodecs_ext's default: {_DEFAULT_REASONS[name]}; choose another with "
                f"zarr.config.set({{'codecs.{name}': ...}}) or {env}")
     elif configured is not None:
         why = f"zarr's config codecs.{name}"

@@ -12,14 +12,16 @@ reader of its output goes away (``numcodecs-ext info | head -n 1``), and never p
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import re
+import stat
 import sys
 import traceback
 from collections.abc import Sequence
 
-from .tools.errors import EXIT_FAILED, EXIT_USAGE, ToolError, UsageError
+from .tools.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -42,27 +44,57 @@ DESCRIPTION = """Spec-exact array codecs for zarr and numcodecs, and the tools a
 Without a command: write an embedded temperature field through every codec pipeline, read it back,
 check it, and print compression ratio, error and speed (the same as `numcodecs-ext demo`)."""
 
-EPILOG = """exit status: 0 done (and verified, where the command verifies); 1 the work failed
-(unreadable or corrupt data, a failed verification, an interruption); 2 the command cannot run
-as given (an invalid argument, a missing or wrong path).
+EPILOG = """exit status (every command):
+  0  done (and verified, where the command verifies)
+  1  the work failed: unreadable or corrupt data, a failed verification, an interruption
+  2  the command cannot run as given: an invalid argument, a missing or wrong path
 
 `numcodecs-ext COMMAND --help` describes each command."""
 
+QUIET_HELP = "no progress bars or notes on stderr (results and errors are still printed)"
+
 
 def _plain(text: str) -> str:
-    """A docstring paragraph as terminal text: reStructuredText roles and literals unwrapped."""
-    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
-    return text.replace("``", "`").replace("::\n", ":\n")
+    """reStructuredText as terminal text: roles, literals, emphasis, links and directives unwrapped.
+
+    >>> _plain("Uses :mod:`.plan` and :func:`~numcodecs_ext.cf.convert` on ``x``::")
+    'Uses plan and convert on `x`:'
+    >>> _plain("**strong** and *emphasis*, `zarr <https://zarr.dev>`_")
+    'strong and emphasis, zarr (https://zarr.dev)'
+    """
+    text = re.sub(r":[a-z:]+:`([^`<]*?)\s*<[^`>]*>`", r"\1", text)  # :role:`Title <target>`
+    text = re.sub(r":[a-z:]+:`~[^`]*?\.?([^`.]+)`", r"\1", text)  # :role:`~a.b.c` -> c
+    text = re.sub(r":[a-z:]+:`\.?([^`]+)`", r"\1", text)  # :role:`.plan` -> plan
+    text = re.sub(r"`([^`<]+?)\s*<([^`>]+)>`_+", r"\1 (\2)", text)  # `text <url>`_
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"\1", text)
+    text = re.sub(r"^\.\. [a-z-]+::.*\n?", "", text, flags=re.M)  # directives
+    text = text.replace("``", "`")
+    return re.sub(r"::$", ":", text, flags=re.M)
 
 
 def _help_text(module: object) -> tuple[str, str | None]:
-    """(description, examples) for a tool's ``--help``, from its module docstring: the first
-    paragraph, and the ``Examples::`` block if there is one."""
+    """(description, examples) for a tool's ``--help``, from its module docstring: the text
+    before its ``Examples::`` block, and that block."""
     doc = (getattr(module, "__doc__", None) or "").strip()
-    first = _plain(doc.split("\n\n")[0])
-    match = re.search(r"Examples::\n\n((?:    .*\n?|\n)+)", doc + "\n")
-    examples = "examples:\n" + match.group(1).rstrip() if match else None
-    return first, examples
+    head, _, tail = doc.partition("Examples::")
+    description = _plain(head.strip())
+    lines = [line for line in tail.splitlines() if line.strip()]
+    examples = "examples:\n" + "\n".join(lines) if lines else None
+    return description, examples
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``-q/--quiet`` for every command, unless its module defined them (then only the spelling
+    it lacks is added)."""
+    for spellings in (("-q", "--quiet"), ("-q",), ("--quiet",)):
+        try:
+            parser.add_argument(*spellings, dest="quiet", action="store_true",
+                                help=QUIET_HELP if len(spellings) == 2 else "the same as " +
+                                ("--quiet" if spellings == ("-q",) else "-q"))
+            return
+        except argparse.ArgumentError:
+            continue
 
 
 def _parser(command: str | None) -> argparse.ArgumentParser:
@@ -82,35 +114,56 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=summary, description=description, epilog=examples,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
+        _add_quiet(p)
         p.set_defaults(_run=module.run)
     return parser
-
-
-def _command_of(argv: Sequence[str]) -> str | None:
-    return next((a for a in argv if not a.startswith("-")), None) if argv else None
 
 
 def _report(command: str, message: str) -> None:
     print(f"{PROG} {command}: {message}", file=sys.stderr)
 
 
+def _unknown_command(word: str) -> int:
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    print(f"usage: {PROG} [--version] [COMMAND] ...\n{PROG}: unknown command {word!r}{hint}; "
+          f"the commands are: {', '.join(COMMANDS)}\n"
+          f"`{PROG} --help` describes them all, `{PROG} COMMAND --help` each one", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _run(argv: list[str]) -> int:
+    quiet = []  # numcodecs-ext -q COMMAND ...: the option belongs to the command
+    while argv and argv[0] in ("-q", "--quiet"):
+        quiet.append(argv.pop(0))
+    argv = [argv[0], *quiet, *argv[1:]] if argv and argv[0] in COMMANDS else quiet + argv
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return _unknown_command(argv[0])
     # no command, only options (numcodecs-ext --out DIR): the demo
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["demo", *argv]
-    command = _command_of(argv)
-    parser = _parser(command if command in COMMANDS else None)
+    command = argv[0] if argv[0] in COMMANDS else None
+    try:
+        parser = _parser(command)
+    except ModuleNotFoundError as e:
+        _report(command or "", f"needs {e.name or e}, which is not installed: "
+                               'pip install "numcodecs_ext[xarray]" installs what every tool needs')
+        return EXIT_USAGE
     args = parser.parse_args(argv)  # argparse exits 2 itself on a usage error
     try:
         status = args._run(args)
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise
     except UsageError as e:
         _report(args.command, str(e))
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:  # an optional dependency of this command
+        _report(args.command, f"needs {e.name or e}, which is not installed: "
+                              'pip install "numcodecs_ext[xarray]" installs what every tool needs')
         return EXIT_USAGE
     except (ToolError, ValueError, OSError) as e:
         _report(args.command, str(e) or type(e).__name__)
         return EXIT_FAILED
-    except (KeyboardInterrupt, BrokenPipeError):
-        raise
     except Exception as e:  # noqa: BLE001 - never a traceback: say what happened and that it is ours
         if os.environ.get("NUMCODECS_EXT_TRACEBACK"):
             traceback.print_exc()
@@ -120,21 +173,62 @@ def _run(argv: list[str]) -> int:
     return int(status or 0)
 
 
+def _reader_gone(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or socket whose reading end was closed."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode) and not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            return False
+        import select
+
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _silence(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so that Python's final flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _tolerant_streams() -> None:
+    """Names that are not valid in the terminal's encoding (a store's files can be called
+    anything) are printed escaped rather than failing the command."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``numcodecs-ext`` with ``argv`` (default: the process's arguments); the exit status."""
+    """Run ``numcodecs-ext`` with ``argv`` (default: the process's arguments); the exit status.
+
+    A closed pipe ends the command quietly: when the reader of the results (stdout) went away
+    (``| head``), the status is 0 (or the command's own, if it had finished); when stderr went
+    away while the command worked, 1 (its work is left incomplete, as after any interruption).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_streams()
+    status = None
     try:
         status = _run(argv)
         sys.stdout.flush()
         return status
     except BrokenPipeError:
-        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 0
+        out_gone, err_gone = _reader_gone(1), _reader_gone(2)
+        for fd, gone in ((1, out_gone), (2, err_gone)):
+            if gone:
+                _silence(fd)
+        if status is not None:
+            return status
+        return EXIT_OK if out_gone and not err_gone else EXIT_FAILED
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted; anything being written was left incomplete and does not "
               "open as complete", file=sys.stderr)

@@ -21,11 +21,27 @@ def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:
 
 
 def test_info_lists_codecs_and_versions(capsys) -> None:
+    import json
+
+    from numcodecs_ext._registry import ZARR
+    from numcodecs_ext.tools.info import info
+
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     for word in ("numcodecs", "zarr", "libzfp: LibZfp", "scale_offset", "cast_value", "numcodecs.zfp",
                  "kernels (scale_offset, cast_value, transpose, zfp checks, bitround): "):
         assert word in out
+    # every zarr name, numcodecs.* included, with the class zarr uses and why
+    section = out.split("implementation zarr uses for each name:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in section] == list(ZARR)
+    found = info()
+    assert main(["info", "--json"]) == 0 and json.loads(capsys.readouterr().out) == found
+    names = found["zarr_names"]
+    assert names["numcodecs.scale_offset"]["uses"] == "numcodecs_ext.zarr3.scale_offset.NumcodecsScaleOffset"
+    assert "reshape" in names["transpose"]["why"] and "Rust" not in names["transpose"]["why"]
+    assert "integer" in names["numcodecs.bitround"]["why"] and "Rust" not in names["numcodecs.bitround"]["why"]
+    assert "cast-value-rs" in names["cast_value"]["why"]
+    assert "Rust" not in names["scale_offset"]["why"]
 
 
 def test_python_dash_m() -> None:
@@ -91,3 +107,98 @@ def test_plot_draws_the_tradeoff(tmp_path, capsys) -> None:
     for family, pts in by_family.items():
         pts.sort()
         assert pts[-1][1] > pts[0][1], family
+
+
+# -- one program: help, version, unknown commands, -q, closed pipes -------------------------------
+
+from numcodecs_ext.cli import COMMANDS  # noqa: E402
+
+
+def _cli(*args: str, cwd=None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-W", "error", "-m", "numcodecs_ext", *args], capture_output=True,
+                          text=True, timeout=300, check=False, cwd=cwd, **kwargs)
+
+
+def test_version_and_unknown_commands() -> None:
+    from numcodecs_ext import __version__
+
+    done = _cli("--version")
+    assert (done.returncode, done.stdout) == (0, f"numcodecs-ext {__version__}\n")
+    done = _cli("bogus")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "unknown command 'bogus'; the commands are: " + ", ".join(COMMANDS) in done.stderr
+    done = _cli("inpsect", "x.zarr")
+    assert done.returncode == 2 and "(did you mean inspect?)" in done.stderr
+
+
+def test_each_command_has_its_own_plain_help() -> None:
+    for command, (_, summary) in COMMANDS.items():
+        done = _cli(command, "--help")
+        assert done.returncode == 0, (command, done.stderr)
+        text = done.stdout
+        assert text.startswith(f"usage: numcodecs-ext {command} "), (command, text[:200])
+        assert "-q, --quiet" in text or ("-q" in text and "--quiet" in text), command
+        for markup in ("``", ":mod:", ":func:", ":class:", ":meth:", "::\n", ".. "):
+            assert markup not in text, (command, markup)
+    top = _cli("--help").stdout
+    assert "exit status (every command):" in top and "2  the command cannot run as given" in top
+
+
+def test_quiet_before_or_after_the_command(tmp_path) -> None:
+    import zarr
+
+    zarr.create_array(tmp_path / "s.zarr", shape=(4,), dtype="i1", fill_value=0)
+    for args in (["-q", "inspect", "s.zarr"], ["inspect", "-q", "s.zarr"], ["inspect", "s.zarr", "--quiet"]):
+        done = _cli(*args, cwd=tmp_path)
+        assert done.returncode == 0 and done.stdout.startswith("store s.zarr: 1 array(s)"), (args, done.stderr)
+
+
+def _closed_pipe(args: list[str], cwd, close: str = "stdout") -> tuple[int, str]:
+    """Run the command with its ``close`` stream a pipe whose reader is gone before it writes."""
+    p = subprocess.Popen([sys.executable, "-W", "error", "-m", "numcodecs_ext", *args], cwd=cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    other = p.stderr if close == "stdout" else p.stdout
+    (p.stdout if close == "stdout" else p.stderr).close()
+    with other:
+        text = other.read().decode()
+    return p.wait(timeout=300), text
+
+
+PIPED = {  # every command, printing to a reader that went away
+    "demo": ["demo", "--no-code", "--out", "demo"],
+    "info": ["info"],
+    "convert": ["convert", "packed.nc", "piped.zarr", "-q"],
+    "suggest": ["suggest", "packed.nc"],
+    "migrate": ["migrate", "v2.zarr", "piped_v3.zarr", "-q"],
+    "normalize": ["normalize", "v3nc.zarr", "--dry-run"],
+    "inspect": ["inspect", "v3.zarr", "--json"],
+    "inspect --help": ["inspect", "--help"],
+}
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
+    from test_hostile_cli import build_garden
+
+    assert set(COMMANDS) <= {args[0] for args in PIPED.values()}
+    build_garden(tmp_path)
+    for name, args in PIPED.items():
+        status, err = _closed_pipe(args, tmp_path)
+        assert status == 0, (name, err)  # the reader of the results went away: the work was done
+        for word in ("Traceback", "Exception ignored", "BrokenPipe", "Broken pipe", "unexpected"):
+            assert word not in err, (name, err)
+    import zarr
+
+    assert zarr.open_group(tmp_path / "piped.zarr", mode="r")["t2m"].shape == (4, 5, 6)  # complete
+
+
+def test_a_closed_stderr_interrupts_quietly(tmp_path) -> None:
+    # the progress bar's reader went away while the demo worked: stopped, status 1, no traceback
+    status, out = _closed_pipe(["demo", "--no-code"], tmp_path, close="stderr")
+    assert status == 1 and out == ""
+
+
+def test_head_reads_one_line(tmp_path) -> None:
+    done = subprocess.run(f"set -o pipefail; '{sys.executable}' -m numcodecs_ext info | head -n 1",
+                          shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0 and done.stdout.startswith("numcodecs_ext ") and done.stderr == ""

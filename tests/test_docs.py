@@ -1,40 +1,45 @@
-"""The documentation site's own Python examples run as written (README sections it includes are
-run by test_readme.py; the API's docstring examples by --doctest-modules)."""
+"""The documentation site's own examples run as written, each page in order in a scratch folder
+(README sections it includes are run by test_readme.py; the API's docstring examples by
+--doctest-modules; conventions: ``tests/docs_runner.py``)."""
 
 from __future__ import annotations
 
-import copy
 import re
 from pathlib import Path
 
 import pytest
 
+from docs_runner import blocks, run_document
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-BLOCKS = [
-    (page.relative_to(DOCS).as_posix(), i, block)
-    for page in sorted(DOCS.rglob("*.md"))
-    if "_build" not in page.parts
-    for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
-]
+PAGES = {page.relative_to(DOCS).as_posix(): blocks(page, f"docs/{page.relative_to(DOCS).as_posix()}")
+         for page in sorted(DOCS.rglob("*.md")) if "_build" not in page.parts}
+
+#: every docs command the tests do not run, and why (a new skip must be added here knowingly)
+SKIPPED = {
+    "performance.md": [
+        ("python benchmarks/run.py", "a benchmark"),
+        ("python benchmarks/run.py --quick", "a benchmark"),
+        ("python benchmarks/run.py transpose bits", "a benchmark"),
+        ("python benchmarks/scaling.py", "a benchmark"),
+        ("python benchmarks/cf_difference.py", "a benchmark"),
+    ],
+}
 
 
 def test_docs_have_examples_and_include_existing_readme_sections() -> None:
-    assert len(BLOCKS) >= 2
+    assert sum(len(b) for b in PAGES.values()) >= 3
     readme = (DOCS.parent / "README.md").read_text()
     for page in DOCS.rglob("*.md"):
-        for marker in re.findall(r':(?:start-after|end-before): "(<!-- [^"]+ -->)"', page.read_text()):
+        text = page.read_text()
+        for marker in re.findall(r':(?:start-after|end-before): "(<!-- [^"]+ -->)"', text):
             assert marker in readme, f"{page.name}: README has no {marker}"
+        assert not re.search(r"^(    |\t)(python|numcodecs-ext|pip) ", text, flags=re.M), \
+            f"{page.name}: an indented command: write it in a fenced bash block, so that it is run"
 
 
-@pytest.mark.parametrize(("page", "index", "block"), BLOCKS, ids=[f"{p}-{i}" for p, i, _ in BLOCKS])
-def test_docs_example_runs(page: str, index: int, block: str, tmp_path, monkeypatch) -> None:
-    import zarr
-
-    monkeypatch.chdir(tmp_path)
-    saved = copy.deepcopy(zarr.config.config)
-    try:
-        for _ in range(2):  # a reader runs an example again, in the same folder
-            exec(compile(block, f"docs/{page} block {index}", "exec"), {})
-    finally:
-        zarr.config.config.clear()
-        zarr.config.config.update(saved)
+@pytest.mark.parametrize("page", [p for p, b in PAGES.items() if any(x.lang in ("python", "bash") for x in b)])
+def test_docs_page_runs_in_order(page: str, tmp_path) -> None:
+    run = run_document([b for b in PAGES[page] if b.lang not in ("{eval-rst}", "{toctree}", "{include}")], tmp_path)
+    skipped = [(what.split(": ", 1)[1], why.split(":")[0]) for what, why in run.skipped]
+    assert skipped == SKIPPED.get(page, []), run.skipped

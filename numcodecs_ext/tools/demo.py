@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UsageError
+from .progress import Progress
+
 __all__ = ["LEGEND", "Pipeline", "add_arguments", "pipelines", "plot_tradeoff", "run", "run_demo",
            "sample_field"]
 
@@ -163,11 +166,11 @@ def run_demo(out: Path | None = None, quiet: bool = False, show_code: bool = Tru
     found = pipelines()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(out) if out is not None else Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
-        for i, pipeline in enumerate(found, 1):
-            if not quiet:
-                print(f"[{i}/{len(found)}] {pipeline.name} ...", file=sys.stderr, flush=True)
-            rows.append((pipeline, *_measure(pipeline, sample, root / f"{pipeline.slug}.zarr")))
+        _make_dir(root)
+        with Progress(len(found), "demo", unit="pipeline", enabled=not quiet) as bar:
+            for pipeline in found:
+                rows.append((pipeline, *_measure(pipeline, sample, root / f"{pipeline.slug}.zarr")))
+                bar.advance(1)
     print(f"sample: {sample.shape} float64 air temperature (time, lat, lon) in K, "
           f"{np.isnan(sample).mean():.0%} NaN land mask, {sample.nbytes / 1e6:.1f} MB, chunks {CHUNKS}")
     header = f"{'pipeline':40} {'ratio':>7} {'max abs err':>12} {'promise':>9} {'enc MB/s':>9} {'dec MB/s':>9}  check"
@@ -234,18 +237,15 @@ def plot_tradeoff(path: str | Path, quiet: bool = False) -> list[tuple[str, floa
         have_zfp = False
     sample = sample_field()
     points = []
-    with tempfile.TemporaryDirectory() as tmp:
-        sweep = _sweep()
-        for i, (family, setting, code, promise) in enumerate(sweep):
-            if family.startswith("zfp") and not have_zfp:
-                continue
+    sweep = [s for s in _sweep() if have_zfp or not s[0].startswith("zfp")]
+    with tempfile.TemporaryDirectory() as tmp, \
+            Progress(len(sweep), "plot", unit="configuration", enabled=not quiet) as bar:
+        for i, (family, _setting, code, promise) in enumerate(sweep):
             p = Pipeline(family, f"p{i}", code, float("inf") if np.isnan(promise) else promise,
                          fill_land=family.startswith("zfp"))
             ratio, err, *_ = _measure(p, sample, Path(tmp) / f"p{i}.zarr")
-            if not quiet:
-                print(f"[{i + 1}/{len(sweep)}] {family}, {setting}: ratio {ratio:.2f}, "
-                      f"max abs error {err:.3g} K", file=sys.stderr)
             points.append((family, err, ratio))
+            bar.advance(1)
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
     for family in dict.fromkeys(f for f, _, _ in points):
         xs = [max(e, 1e-9) for f, e, _ in points if f == family]
@@ -275,11 +275,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
+def _make_dir(root: Path) -> None:
+    """``root`` as a directory for the stores, or a UsageError saying what is in the way."""
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--out {root}: is a file, not a directory")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a dangling link, or a file among the parents
+        raise UsageError(f"--out {root}: cannot be made a directory (a file or a dangling link "
+                         "is in the way)") from None
+    except OSError as e:
+        raise UsageError(f"--out {root}: cannot be made a directory ({e.strerror or e})") from None
+
+
+def _check_plot_path(path: Path) -> None:
+    if path.is_dir():
+        raise UsageError(f"--plot {path}: is a directory; give a file name such as tradeoff.png")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--plot {path}: the folder {parent} does not exist")
+    if path.suffix.lower() not in (".png", ".svg", ".pdf", ".jpg", ".jpeg"):
+        raise UsageError(f"--plot {path}: give a .png (or .svg, .pdf, .jpg) file name")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext demo``: 0 when every pipeline kept its promise, else 1."""
-    from .errors import UsageError
-
     if args.plot is not None:
+        _check_plot_path(args.plot)
         try:
             import matplotlib  # noqa: F401
         except ImportError:

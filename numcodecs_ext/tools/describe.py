@@ -101,10 +101,21 @@ def _zfp(c: Mapping[str, Any]) -> str:
     return f"zfp {mode}: {detail}".rstrip(": ")
 
 
+_PADDING = {"none": "no padding byte", "first_byte": "a first byte holding the number of padding bits",
+            "last_byte": "a last byte holding the number of padding bits",
+            # the spec's JSON schema spells them so
+            "start_byte": "a first byte holding the number of padding bits",
+            "end_byte": "a last byte holding the number of padding bits"}
+
+
 def _packbits(c: Mapping[str, Any]) -> str:
-    first, last = c.get("first_bit", 0), c.get("last_bit")
+    """The spec's packbits (ours writes its text's key names; the schema's are read too)."""
+    first = c.get("first_bit", c.get("start_bit", 0))
+    last = c.get("last_bit", c.get("end_bit"))
     bits = "every bit" if last is None else f"bits {first}..{last}"
-    return f"packs {bits} of each value, padding {c.get('padding_encoding', 'first_byte')}"
+    padding = c.get("padding_encoding", "none")  # the spec's default
+    order = "most" if c.get("bit_order") == "big" else "least"
+    return f"packs {bits} of each value, {order} significant first; {_PADDING.get(padding, f'padding {padding}')}"
 
 
 _V3: dict[str, Callable[[Mapping[str, Any]], str]] = {
@@ -116,6 +127,8 @@ _V3: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "bitround": lambda c: f"keeps {c.get('keepbits')} mantissa bits (rounds to nearest)",
     "numcodecs.bitround": lambda c: f"keeps {c.get('keepbits')} mantissa bits (rounds to nearest)",
     "packbits": _packbits,
+    "numcodecs.packbits": lambda c: ("numcodecs PackBits: bools, 8 per byte, most significant first; a first "
+                                     "byte holding the number of padding bits"),
     "reshape": lambda c: f"reshaped to {c.get('shape')}",
     "bytes": lambda c: f"{c.get('endian', 'no')}-endian bytes" if c.get("endian") else "bytes",
     "zstd": lambda c: f"zstd level {c.get('level', 0)}" + (", checksum" if c.get("checksum") else ""),
@@ -146,7 +159,9 @@ def describe_codec(codec: Mapping[str, Any]) -> str:
         name, config = str(codec.get("id")), {k: v for k, v in codec.items() if k != "id"}
         name = {"fixedscaleoffset": "numcodecs.fixedscaleoffset", "astype": "numcodecs.astype",
                 "bitround": "numcodecs.bitround", "numcodecs_ext.bitround": "bitround",
-                "numcodecs_ext.packbits": "packbits"}.get(name, name)
+                "packbits": "numcodecs.packbits"}.get(name, name)
+        if name == "numcodecs_ext.packbits":  # ours in zarr v2 (bit_order "big": numcodecs' layout)
+            name = "packbits"
     describer = _V3.get(name)
     if describer is None:
         return ", ".join(f"{k}={v}" for k, v in config.items()) or "(no configuration)"

@@ -1,58 +1,103 @@
-"""``numcodecs-ext info``: the versions in use, the registered codecs and the implementation zarr
-uses for each codec name, with the reason.
+"""``numcodecs-ext info``: the versions in use, the compiled kernels and libzfp, the registered
+codecs, and the implementation zarr uses for each of our codec names, with the reason.
 
 Examples::
 
     numcodecs-ext info
+    numcodecs-ext info --json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
-import numpy as np
-
-__all__ = ["add_arguments", "info_lines", "run"]
+__all__ = ["add_arguments", "format_info", "info", "run"]
 
 
-def info_lines() -> list[str]:
-    """What ``numcodecs-ext info`` prints, line by line."""
+def info() -> dict[str, Any]:
+    """What this installation holds, as data.
+
+    Returns
+    -------
+    dict
+        ``versions`` (numcodecs_ext, numpy, numcodecs, zarr, ml_dtypes: None when missing),
+        ``kernels`` (which compiled kernels run, or why none), ``libzfp`` (the library loaded, or
+        None) and ``libzfp_error``, ``numcodecs_ids`` (numcodecs id -> our class), and
+        ``zarr_names`` (every zarr v3 name we register, ``numcodecs.*`` included -> ``ours``, the
+        class zarr ``uses`` for it, and ``why``).
+
+    Examples
+    --------
+    >>> found = info()
+    >>> found["zarr_names"]["transpose"]["uses"] == found["zarr_names"]["transpose"]["ours"]
+    True
+    >>> "numcodecs.scale_offset" in found["zarr_names"], "zfp" in found["numcodecs_ids"]
+    (True, True)
+    """
     import numcodecs
+    import numpy as np
     import zarr
 
     from .. import __version__
     from .._registry import NUMCODECS, ZARR, zarr_choice
     from ..core import _libzfp, _native
 
-    lines = [f"numcodecs_ext {__version__}",
-             f"numpy {np.__version__}, numcodecs {numcodecs.__version__}, zarr {zarr.__version__}"]
     try:
         import ml_dtypes
 
-        lines.append(f"ml_dtypes {ml_dtypes.__version__}")
+        ml_version: str | None = ml_dtypes.__version__
     except ImportError:
-        lines.append("ml_dtypes: not installed (bfloat16/float8/int4 unavailable)")
-    lines.append(f"kernels (scale_offset, cast_value, transpose, zfp checks, bitround): {_native.status()}")
+        ml_version = None
     try:
-        lines.append(f"libzfp: {_libzfp.load()!r}")
+        libzfp, libzfp_error = repr(_libzfp.load()), None
     except ImportError as exc:
-        lines.append(f"libzfp: unavailable ({exc})")
-    lines.append("numcodecs ids: " + ", ".join(NUMCODECS))
-    lines.append("zarr v3 names: " + ", ".join(ZARR))
-    lines.append("implementation zarr uses for each name:")
-    for name in (n for n in ZARR if not n.startswith("numcodecs.")):
-        chosen, why = zarr_choice(name)
-        lines.append(f"  {name:13} {chosen}  ({why})")
+        libzfp, libzfp_error = None, str(exc)
+    names = {}
+    for name, path in ZARR.items():
+        uses, why = zarr_choice(name)
+        names[name] = {"ours": path.replace(":", "."), "uses": uses, "why": why}
+    return {
+        "versions": {"numcodecs_ext": __version__, "numpy": np.__version__,
+                     "numcodecs": numcodecs.__version__, "zarr": zarr.__version__,
+                     "ml_dtypes": ml_version},
+        "kernels": _native.status(),
+        "libzfp": libzfp,
+        "libzfp_error": libzfp_error,
+        "numcodecs_ids": {codec_id: path.replace(":", ".") for codec_id, path in NUMCODECS.items()},
+        "zarr_names": names,
+    }
+
+
+def format_info(found: dict[str, Any]) -> list[str]:
+    """:func:`info`'s result as the lines ``numcodecs-ext info`` prints."""
+    v = found["versions"]
+    lines = [f"numcodecs_ext {v['numcodecs_ext']}",
+             f"numpy {v['numpy']}, numcodecs {v['numcodecs']}, zarr {v['zarr']}",
+             f"ml_dtypes {v['ml_dtypes']}" if v["ml_dtypes"]
+             else "ml_dtypes: not installed (bfloat16/float8/int4 unavailable)",
+             f"kernels (scale_offset, cast_value, transpose, zfp checks, bitround): {found['kernels']}",
+             f"libzfp: {found['libzfp']}" if found["libzfp"] else f"libzfp: unavailable ({found['libzfp_error']})",
+             "numcodecs ids: " + ", ".join(found["numcodecs_ids"]),
+             "zarr v3 names: " + ", ".join(found["zarr_names"]),
+             "implementation zarr uses for each name:"]
+    width = max(map(len, found["zarr_names"]))
+    for name, entry in found["zarr_names"].items():
+        lines.append(f"  {name:{width}}  {entry['uses']}  ({entry['why']})")
     return lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``numcodecs-ext info`` takes no arguments."""
+    """The command line of ``numcodecs-ext info``."""
+    parser.add_argument("--json", action="store_true", help="print JSON (for scripts)")
 
 
-def run(args: Any = None) -> int:
-    """Print :func:`info_lines`."""
-    for line in info_lines():
-        print(line)
+def run(args: argparse.Namespace) -> int:
+    """Print :func:`info` (as text, or JSON with ``--json``)."""
+    found = info()
+    if getattr(args, "json", False):
+        print(json.dumps(found, indent=2))
+    else:
+        print("\n".join(format_info(found)))
     return 0

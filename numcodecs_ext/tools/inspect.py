@@ -1,10 +1,13 @@
 """Look inside a zarr store: every array's shape, dtype, chunks, codecs in words, who reads them.
 
-For each array of a zarr v2 or v3 store (a local path, or any fsspec URL when fsspec is
-installed): shape, data type, chunk and shard shapes, the codec chain with each codec's parameters
-in words and which implementations read it (numcodecs_ext, zarr-python, zarrs), the stored and
-decoded sizes, and whether numcodecs_ext is needed to read it. Only metadata is read (plus the sizes
-of the chunk files), so foreign codecs are described too. ``--json`` prints the same for scripts.
+For each array of a zarr v2 or v3 store (a local directory, a ``.zip`` file, or any fsspec URL
+such as ``s3://``): shape, data type, chunk and shard shapes, the codec chain with each codec's
+parameters in words and which implementations read it (numcodecs_ext, zarr-python, zarrs), the
+stored and decoded sizes, and whether numcodecs_ext is needed to read it. Only metadata is read
+(plus the sizes of the chunk files), so foreign codecs are described too. Broken metadata, links
+that dangle or loop, and leftovers of interrupted writes are reported, never raised. A store that
+``numcodecs-ext migrate --in-place`` left with both zarr v3 and zarr v2 metadata is shown in both
+views. ``--json`` prints the same for scripts.
 
 Examples::
 
@@ -15,275 +18,310 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import errno
 import json
-import math
 import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from .describe import describe_codec, readers, zarr_implementation
-from .deviations import reader_warnings
+from .arrays import MetadataError, array_entry, short, views_disagree
+from .errors import ToolError, UsageError
+from .storage import Listing, Location
 
-__all__ = ["inspect_store"]
+__all__ = ["FINISH_IN_PLACE", "format_report", "inspect_store"]
 
-_META = {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}
+#: the command that ends a ``migrate --in-place`` migration (removes the v2 metadata)
+FINISH_IN_PLACE = "numcodecs-ext migrate {store} --in-place --finish"
 
-
-class StoreError(ValueError):
-    """The path is not a zarr store (or cannot be read)."""
-
-
-def _files(root: str) -> tuple[dict[str, int], Any]:
-    """Every file under ``root`` as ``{relative path: size}``, and a reader of a relative path."""
-    if "://" in root:
-        try:
-            from fsspec.core import url_to_fs
-        except ImportError as exc:
-            raise StoreError(f"{root}: URLs need fsspec (pip install fsspec)") from exc
-        fs, base = url_to_fs(root)
-        if not fs.isdir(base):
-            raise StoreError(f"{root}: not a directory-like zarr store")
-        found = fs.find(base, detail=True)
-        files = {p[len(base):].lstrip("/"): int(info.get("size") or 0) for p, info in found.items()}
-        return files, lambda rel: fs.cat_file(f"{base.rstrip('/')}/{rel}")
-    base = Path(root)
-    if not base.is_dir():
-        raise StoreError(f"{root}: no such directory (a zarr store is a directory)")
-    files = {}
-    for dirpath, _, names in os.walk(base):
-        for name in names:
-            p = Path(dirpath) / name
-            files[p.relative_to(base).as_posix()] = p.stat().st_size
-    return files, lambda rel: (base / rel).read_bytes()
+_V3, _V2_ARRAY, _V2_GROUP = "zarr.json", ".zarray", ".zgroup"
+_NODE_FILES = (_V3, _V2_ARRAY, _V2_GROUP)
+_META = {_V3, _V2_ARRAY, _V2_GROUP, ".zattrs", ".zmetadata"}
 
 
-def _nodes(files: dict[str, int]) -> Iterator[tuple[str, str]]:
-    """``(node path, metadata file)`` for every array and group, v3 metadata first."""
-    seen = set()
-    for rel in sorted(files, key=lambda r: (r.count("/"), r)):
+class StoreError(UsageError):
+    """The target is not a zarr store (kept for callers of earlier versions; a UsageError)."""
+
+
+# -- the store's files ----------------------------------------------------------------------------
+
+
+def _open(target: Any, storage_options: Mapping[str, Any] | None) -> Location:
+    """The Location of ``target``, refusing what cannot be a store with what is wrong."""
+    loc = Location.parse(target, storage_options=storage_options)
+    if loc.is_local:
+        _check_local(loc)
+    try:
+        exists, isdir = loc.exists(), loc.isdir()
+    except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
+        raise ToolError(f"{loc.display}: cannot be read ({_why(e)})") from None
+    if not exists:
+        raise UsageError(f"{loc.display}: does not exist")
+    if isdir:
+        return loc
+    if loc.is_local and zipfile.is_zipfile(loc.root):  # a zarr ZipStore
+        return dataclasses.replace(Location.parse(f"zip://::{loc.root}"), display=loc.display)
+    raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
+                     "a .zip file or a URL)")
+
+
+def _check_local(loc: Location) -> None:
+    """What is wrong with a local path that cannot be a store, in words (UsageError)."""
+    try:
+        os.stat(loc.root)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UsageError(f"{loc.display}: a loop of symbolic links") from None
+        if e.errno == errno.ENOTDIR:
+            raise UsageError(f"{loc.display}: does not exist (a part of the path is a file, not a "
+                             "directory)") from None
+        if e.errno == errno.ENOENT and os.path.islink(loc.root):
+            raise UsageError(f"{loc.display}: a symbolic link to {os.readlink(loc.root)!r}, which does "
+                             "not exist") from None
+        if e.errno == errno.ENOENT:
+            raise UsageError(f"{loc.display}: does not exist") from None
+        raise ToolError(f"{loc.display}: cannot be read ({_why(e)})") from None
+
+
+def _why(e: BaseException) -> str:
+    text = getattr(e, "strerror", None) or str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _listing(loc: Location) -> Listing:
+    try:
+        return loc.walk()
+    except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
+        raise ToolError(f"{loc.display}: cannot be listed ({_why(e)})") from None
+
+
+def _read_all(loc: Location, keys: list[str]) -> dict[str, bytes | BaseException]:
+    """Every metadata document at once: one request after another on a local disk, concurrent
+    requests (fsspec's ``cat`` of many paths) on object stores."""
+    if loc.is_local or len(keys) < 2:
+        out: dict[str, bytes | BaseException] = {}
+        for key in keys:
+            try:
+                out[key] = loc.read(key)
+            except Exception as e:  # noqa: BLE001 - reported per document
+                out[key] = e
+        return out
+    paths = {loc.child(key).root: key for key in keys}
+    try:
+        got = loc.fs.cat(list(paths), on_error="return")
+    except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
+        return {key: e for key in keys}
+    return {paths[p]: v for p, v in got.items() if p in paths} | {
+        k: FileNotFoundError(k) for p, k in paths.items() if p not in got}
+
+
+@dataclass
+class _Node:
+    path: str  # "" for the root
+    documents: list[str] = field(default_factory=list)  # zarr.json / .zarray / .zgroup found
+    chunk_bytes: int = 0
+    chunk_files: int = 0
+
+
+def _nodes(files: Mapping[str, int]) -> tuple[dict[str, _Node], list[str]]:
+    """The nodes (arrays and groups) of a listing, each with the bytes and number of the chunk
+    files below it that belong to no deeper node; and the leftovers of interrupted writes.
+
+    One pass over the files, each file's ancestors looked up in a dict: linear in the number of
+    files (times the depth of the hierarchy), whatever the number of arrays.
+    """
+    nodes: dict[str, _Node] = {}
+    for rel in files:
         parent, _, name = rel.rpartition("/")
-        if name in ("zarr.json", ".zarray", ".zgroup") and parent not in seen:
-            seen.add(parent)
-            yield parent, name
-
-
-def _chunk_bytes(files: dict[str, int], node: str, nodes: set[str]) -> tuple[int, int]:
-    prefix = node + "/" if node else ""
-    total = count = 0
+        if name in _NODE_FILES:
+            nodes.setdefault(parent, _Node(parent)).documents.append(name)
+    leftovers = []
     for rel, size in files.items():
-        if not rel.startswith(prefix) or rel.rpartition("/")[2] in _META:
+        parent, _, name = rel.rpartition("/")
+        if name in _META:
             continue
-        inner = rel[len(prefix):]
-        if any(inner.startswith(n[len(prefix):] + "/") for n in nodes if n != node and n.startswith(prefix)):
-            continue  # belongs to a child node
-        total += size
-        count += 1
-    return total, count
-
-
-def _itemsize(dtype: Any) -> int | None:
-    from ..dtypes import v3_dtype_from_json
-
-    try:
-        return v3_dtype_from_json(dtype).itemsize
-    except Exception:  # noqa: BLE001 - foreign metadata: described, never raised
-        try:
-            import numpy as np
-
-            return np.dtype(dtype).itemsize
-        except Exception:  # noqa: BLE001 - foreign metadata: described, never raised
-            return None
-
-
-def _codec_entry(codec: dict[str, Any], role: str, v3: bool, integer_data: bool) -> dict[str, Any]:
-    name = str(codec.get("name") if v3 else codec.get("id"))
-    entry: dict[str, Any] = {"name": name, "role": role, "words": describe_codec(codec)}
-    if v3:
-        entry["configuration"] = codec.get("configuration") or {}
-        entry["zarr_uses"] = zarr_implementation(name)
-        entry["readers"] = readers(name, integer_data=integer_data)
-    else:
-        entry["configuration"] = {k: v for k, v in codec.items() if k != "id"}
-        entry["readers"] = _v2_readers(name)
-    return entry
-
-
-def _v2_readers(codec_id: str) -> list[str]:
-    import numcodecs
-
-    from .._registry import NUMCODECS
-
-    if codec_id in NUMCODECS:
-        return ["numcodecs_ext"]
-    cls = numcodecs.registry.codec_registry.get(codec_id)
-    if cls is None:
-        return []
-    return ["numcodecs" if cls.__module__.startswith("numcodecs.") else cls.__module__.split(".")[0]]
-
-
-def _v3_codecs(meta: dict[str, Any], integer_data: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    out: list[dict[str, Any]] = []
-    shard = None
-    role = "filter"
-    for codec in meta.get("codecs") or []:
-        name = codec.get("name")
-        if name == "sharding_indexed":
-            config = codec.get("configuration") or {}
-            shard = {"chunk_shape": config.get("chunk_shape"),
-                     "index_codecs": [c.get("name") for c in config.get("index_codecs") or []],
-                     "index_location": config.get("index_location", "end")}
-            entry = _codec_entry(codec, "serializer", True, integer_data)
-            entry["words"] = f"shards of inner chunks {config.get('chunk_shape')}"
-            out.append(entry)
-            inner, _ = _v3_codecs({"codecs": config.get("codecs") or []}, integer_data)
-            for e in inner:
-                e["role"] = "inner " + e["role"]
-            out.extend(inner)
-            role = "compressor"
+        if name.endswith(".partial"):
+            leftovers.append(rel)
             continue
-        if role == "filter" and _is_serializer(str(name)):
-            out.append(_codec_entry(codec, "serializer", True, integer_data))
-            role = "compressor"
-            continue
-        out.append(_codec_entry(codec, role, True, integer_data))
-    return out, shard
+        while True:
+            node = nodes.get(parent)
+            if node is not None:
+                node.chunk_bytes += size
+                node.chunk_files += 1
+                break
+            if not parent:
+                break
+            parent = parent.rpartition("/")[0]
+    return nodes, sorted(leftovers)
 
 
-_SERIALIZERS = {"bytes", "endian", "vlen-utf8", "vlen-bytes", "zfp", "zarrs.zfp", "numcodecs.zfp",
-                "packbits", "numcodecs.zfpy", "numcodecs.pcodec", "zarrs.vlen", "zarrs.vlen_v2"}
+# -- the store ------------------------------------------------------------------------------------
 
 
-def _is_serializer(name: str) -> bool:
-    """Whether the v3 codec ``name`` turns arrays into bytes (zarr's class says; else known names)."""
-    try:
-        from zarr.abc.codec import ArrayBytesCodec
-        from zarr.registry import get_codec_class
+def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Describe every array and group of the zarr store ``store``.
 
-        return issubclass(get_codec_class(name), ArrayBytesCodec)
-    except Exception:  # noqa: BLE001 - foreign metadata: described, never raised
-        return name in _SERIALIZERS
-
-
-def _cf_words(data_type: Any, codecs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    names = [c["name"] for c in codecs if c["role"] == "filter"]
-    if names not in (["scale_offset", "cast_value"], ["cast_value"]):
-        return None
-    try:
-        from ..cf.attrs import packing_from_codecs
-
-        attrs = packing_from_codecs(data_type, [{"name": c["name"], "configuration": c["configuration"]}
-                                                for c in codecs if c["role"] == "filter"]).attrs()
-    except Exception:  # noqa: BLE001 - foreign metadata: described, never raised
-        return None
-    return {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in attrs.items()}
-
-
-def _array_info(node: str, kind: str, meta: dict[str, Any], files: dict[str, int], nodes: set[str]) -> dict[str, Any]:
-    v3 = kind == "zarr.json"
-    shape = [int(n) for n in meta["shape"]]
-    dtype = meta["data_type"] if v3 else meta["dtype"]
-    dtype_words = dtype if isinstance(dtype, str) else json.dumps(dtype)
-    itemsize = _itemsize(dtype)
-    integer_data = isinstance(dtype, str) and ("int" in dtype or dtype[1:2] in ("i", "u"))
-    if v3:
-        chunks = (meta.get("chunk_grid") or {}).get("configuration", {}).get("chunk_shape")
-        codecs, shard = _v3_codecs(meta, integer_data)
-        dims = meta.get("dimension_names")
-    else:
-        chunks = meta.get("chunks")
-        codecs = [_codec_entry(f, "filter", False, integer_data) for f in meta.get("filters") or []]
-        if meta.get("compressor"):
-            codecs.append(_codec_entry(meta["compressor"], "compressor", False, integer_data))
-        shard = None
-        dims = None
-    stored, nfiles = _chunk_bytes(files, node, nodes)
-    decoded = None if itemsize is None else math.prod(shape) * itemsize
-    grid = None if not chunks else math.prod(math.ceil(s / max(1, int(c))) for s, c in zip(shape, chunks))
-    ours_only = [c["name"] for c in codecs if "numcodecs_ext" in c["readers"]
-                 and not any(r.startswith(("zarr-python", "numcodecs")) and r != "numcodecs_ext" for r in c["readers"])]
-    unreadable = [c["name"] for c in codecs if v3 and c.get("zarr_uses") is None]
-    return {
-        "path": node or "/", "zarr_format": 3 if v3 else 2, "shape": shape, "data_type": dtype_words,
-        "chunks": shard["chunk_shape"] if shard else chunks, "shards": chunks if shard else None,
-        "order": None if v3 else meta.get("order"), "dimension_names": dims,
-        "fill_value": meta.get("fill_value"), "codecs": codecs,
-        "stored_bytes": stored, "chunk_files": nfiles, "chunk_grid": grid, "decoded_bytes": decoded,
-        "ratio": (decoded / stored) if decoded and stored else None,
-        "needs_numcodecs_ext": sorted(set(ours_only)),
-        "unreadable_here": unreadable,
-        "cf": _cf_words(dtype, codecs) if v3 else None,
-        "reader_warnings": reader_warnings(meta) if v3 else [],
-    }
-
-
-def inspect_store(root: str | os.PathLike) -> dict[str, Any]:
-    """Describe every array and group of the zarr store at ``root``.
+    Parameters
+    ----------
+    store
+        A local directory or ``.zip`` file, an fsspec URL (``s3://``, ``gs://``, ``memory://``,
+        ``zip://::file.zip`` ...), or a zarr ``LocalStore``/``FsspecStore``.
+    storage_options
+        Passed to fsspec for URLs (credentials, endpoint ...).
 
     Returns
     -------
     dict
-        ``{"store": root, "arrays": [...], "groups": [...], "problems": [...]}``; each array is a
-        dict (see ``numcodecs-ext inspect --json``). Unreadable or foreign metadata is reported
-        under ``problems`` with the path, never raised.
+        ``{"store", "arrays", "groups", "problems", "notes", "both_formats", "finish"}``: each array
+        a dict (see ``numcodecs-ext inspect --json``); metadata that cannot be read or does not
+        follow the spec, links that dangle or loop, under ``problems`` (path and what is wrong),
+        never raised. A node with both zarr v3 and zarr v2 metadata (a ``migrate --in-place``
+        result) appears once per format, its path listed in ``both_formats``, and ``finish`` is
+        the command that removes the v2 metadata.
 
     Raises
     ------
-    StoreError
-        ``root`` is not a directory, or holds no zarr metadata at all.
+    UsageError
+        ``store`` does not exist, is a file that is not a zip archive, is a directory without
+        zarr metadata, or is a URL of an unknown scheme or one whose package is missing.
+    ToolError
+        The store cannot be listed (permissions, network).
+
+    Examples
+    --------
+    >>> import tempfile, zarr
+    >>> path = tempfile.mkdtemp() + "/s.zarr"
+    >>> _ = zarr.create_array(path, shape=(4, 6), chunks=(2, 6), dtype="int16", fill_value=0)
+    >>> report = inspect_store(path)
+    >>> [(a["path"], a["shape"], a["chunks"], [c["name"] for c in a["codecs"]]) for a in report["arrays"]]
+    [('/', [4, 6], [2, 6], ['bytes', 'zstd'])]
+    >>> inspect_store(path + "/nothing")
+    Traceback (most recent call last):
+    ...
+    numcodecs_ext.tools.errors.UsageError: .../s.zarr/nothing: does not exist
     """
-    root = os.fspath(root)
-    files, read = _files(root)
-    found = list(_nodes(files))
-    if not found:
-        raise StoreError(f"{root}: no zarr metadata (zarr.json, .zarray or .zgroup) found: not a zarr store")
-    nodes = {n for n, _ in found}
-    out: dict[str, Any] = {"store": root, "arrays": [], "groups": [], "problems": []}
-    for node, kind in found:
-        rel = f"{node}/{kind}" if node else kind
-        try:
-            meta = json.loads(read(rel))
-            if not isinstance(meta, dict):
-                raise ValueError("not a JSON object")  # noqa: TRY004
-        except Exception as exc:  # noqa: BLE001 - foreign metadata: described, never raised
-            out["problems"].append({"path": rel, "problem": f"unreadable metadata: {exc}"})
-            continue
-        try:
-            if kind == ".zgroup" or meta.get("node_type") == "group":
-                out["groups"].append({"path": node or "/", "zarr_format": 2 if kind == ".zgroup" else 3})
-            elif kind == ".zarray" or meta.get("node_type") == "array":
-                out["arrays"].append(_array_info(node, kind, meta, files, nodes))
-            else:
-                out["problems"].append({"path": rel, "problem": f"unknown node_type {meta.get('node_type')!r}"})
-        except Exception as exc:  # noqa: BLE001 - foreign metadata: described, never raised
-            out["problems"].append({"path": rel, "problem": f"metadata not understood: {type(exc).__name__}: {exc}"})
+    loc = _open(store, storage_options)
+    listing = _listing(loc)
+    nodes, leftovers = _nodes(listing.files)
+    problems = [{"path": path, "problem": why} for path, why in listing.problems]
+    if not nodes:
+        if problems:
+            raise ToolError(f"{loc.display}: no zarr metadata could be read: "
+                            + "; ".join(f"{p['path']}: {p['problem']}" for p in problems))
+        raise UsageError(f"{loc.display}: not a zarr store (no zarr.json, .zarray or .zgroup in it)")
+    keys = [f"{n.path}/{d}" if n.path else d for n in nodes.values() for d in n.documents]
+    documents = _read_all(loc, keys)
+    out: dict[str, Any] = {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
+                           "notes": [], "both_formats": [], "finish": None}
+    for node in sorted(nodes.values(), key=lambda n: (n.path.count("/") if n.path else -1, n.path)):
+        node.documents.sort(key=_NODE_FILES.index)  # zarr.json first: what zarr opens
+        views: dict[str, dict[str, Any]] = {}
+        for document in node.documents:
+            key = f"{node.path}/{document}" if node.path else document
+            try:
+                raw = documents[key]
+                if isinstance(raw, BaseException):
+                    raise MetadataError(f"cannot be read ({_why(raw)})")
+                try:
+                    meta = json.loads(raw)
+                except (ValueError, RecursionError) as e:
+                    raise MetadataError(f"not JSON ({e})") from None
+                if not isinstance(meta, dict):
+                    raise MetadataError(f"not a JSON object but {type(meta).__name__}")
+                kind = _node_type(document, meta)
+                if kind == "group":
+                    out["groups"].append({"path": node.path or "/", "zarr_format": 3 if document == _V3 else 2,
+                                          "formats": sorted({3 if d == _V3 else 2 for d in node.documents},
+                                                            reverse=True)})
+                else:
+                    issues: list[str] = []
+                    views[document] = array_entry(
+                        node.path, document, meta, stored_bytes=node.chunk_bytes, chunk_files=node.chunk_files,
+                        formats=sorted({3 if d == _V3 else 2 for d in node.documents}, reverse=True), issues=issues)
+                    out["arrays"].append(views[document])
+                    out["problems"].extend({"path": key, "problem": i} for i in issues)
+            except MetadataError as e:
+                out["problems"].append({"path": key, "problem": str(e)})
+            except Exception as e:  # noqa: BLE001 - foreign metadata: described, never raised
+                out["problems"].append({"path": key, "problem": f"metadata not understood: {_why(e)}"})
+        if _V3 in node.documents and len(node.documents) > 1:
+            out["both_formats"].append(node.path or "/")
+            if _V3 in views and _V2_ARRAY in views:
+                disagreement = views_disagree(views[_V3], views[_V2_ARRAY])
+                if disagreement:
+                    out["problems"].append({"path": node.path or "/",
+                                            "problem": f"the zarr v3 and zarr v2 metadata disagree: {disagreement}"})
+    if out["both_formats"]:
+        out["finish"] = FINISH_IN_PLACE.format(store=_quote(loc.display))
+        out["notes"].append(
+            f"{len(out['both_formats'])} node(s) hold zarr v3 metadata (zarr.json) beside zarr v2 metadata "
+            "(.zarray/.zgroup), as `numcodecs-ext migrate --in-place` leaves a store: zarr-python and xarray "
+            "open them as zarr v3 (and warn about the v2 metadata on every open); zarr v2 readers still see "
+            f"the v2 view. Once the v3 view reads as it should, `{out['finish']}` finishes the migration "
+            "(removes the v2 metadata).")
+    if leftovers:
+        out["notes"].append(f"{len(leftovers)} temporary file(s) of an interrupted write (*.partial), "
+                            f"e.g. {leftovers[0]}: not part of any array; safe to delete")
     return out
+
+
+def _node_type(document: str, meta: dict[str, Any]) -> str:
+    if document == _V2_GROUP:
+        return "group"
+    if document == _V2_ARRAY:
+        return "array"
+    kind = meta.get("node_type")
+    if kind not in ("array", "group"):
+        raise MetadataError(f"node_type is {short(kind)}: expected \"array\" or \"group\"")
+    if meta.get("zarr_format") != 3:
+        raise MetadataError(f"zarr_format is {short(meta.get('zarr_format'))} in a zarr.json: expected 3")
+    return kind
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+# -- text -----------------------------------------------------------------------------------------
 
 
 def _size(n: int | None) -> str:
     if n is None:
         return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return ""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return ""  # pragma: no cover
 
 
 def format_report(report: dict[str, Any]) -> str:
     """The human-readable form of :func:`inspect_store`'s result."""
-    lines = [f"store {report['store']}: {len(report['arrays'])} array(s), {len(report['groups'])} group(s)"]
+    paths = {a["path"] for a in report["arrays"]}
+    groups = {g["path"] for g in report["groups"]}
+    lines = [f"store {report['store']}: {len(paths)} array(s), {len(groups)} group(s)"]
     for a in report["arrays"]:
-        dims = f" dims ({', '.join(map(str, a['dimension_names']))})" if a.get("dimension_names") else ""
+        dims = f", dimensions ({', '.join(map(str, a['dimension_names']))})" if a.get("dimension_names") else ""
         shards = f" in shards {tuple(a['shards'])}" if a["shards"] else ""
+        chunks = f"chunks {tuple(a['chunks'])}" if a["chunks"] is not None else "an irregular chunk grid"
+        view = ""
+        if len(a.get("formats", ())) > 1:
+            view = (" view; the v2 view follows" if a["zarr_format"] == 3
+                    else " view of the same array")
         lines.append("")
-        lines.append(f"{a['path']} (zarr v{a['zarr_format']}): {a['data_type']}, shape {tuple(a['shape'])}, "
-                     f"chunks {tuple(a['chunks'] or ())}{shards}{dims}")
+        lines.append(f"{a['path']} (zarr v{a['zarr_format']}{view}): {a['data_type']}, shape {tuple(a['shape'])}, "
+                     f"{chunks}{shards}{dims}")
         ratio = f", ratio {a['ratio']:.2f}x" if a["ratio"] else ""
-        lines.append(f"  stored {_size(a['stored_bytes'])} in {a['chunk_files']} of {a['chunk_grid']} "
+        grid = a["chunk_grid"] if a["chunk_grid"] is not None else "?"
+        lines.append(f"  stored {_size(a['stored_bytes'])} in {a['chunk_files']} of {grid} "
                      f"{'shard' if a['shards'] else 'chunk'} files; decoded {_size(a['decoded_bytes'])}{ratio}; "
-                     f"fill value {a['fill_value']!r}" + (f"; order {a['order']}" if a.get("order") else ""))
+                     f"fill value {short(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
         for c in a["codecs"]:
             who = ", ".join(c["readers"]) or "no known reader"
             lines.append(f"  {c['role']:>16}  {c['name']:<16} {c['words']}  [read by: {who}]")
@@ -299,23 +337,31 @@ def format_report(report: dict[str, Any]) -> str:
                          f"{', '.join(a['unreadable_here'])})")
         for w in a.get("reader_warnings") or []:
             lines.append(f"  reader warning: {w}")
+    for note in report.get("notes", []):
+        lines.append(f"\nnote: {note}")
     for p in report["problems"]:
         lines.append(f"\nproblem at {p['path']}: {p['problem']}")
     return "\n".join(lines)
 
 
+# -- the command ----------------------------------------------------------------------------------
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext inspect``."""
-    parser.add_argument("store", help="a zarr v2 or v3 store: local directory, or an fsspec URL")
+    parser.add_argument("store", help="a zarr v2 or v3 store: a local directory or .zip file, or an "
+                                      "fsspec URL (s3://, gs://, memory:// ...)")
     parser.add_argument("--json", action="store_true", help="print JSON (for scripts)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext inspect``: 0, or 1 when the store cannot be read or has problems."""
-    try:
-        report = inspect_store(args.store)
-    except StoreError as exc:
-        print(f"numcodecs-ext inspect: {exc}", file=sys.stderr)
-        return 1
+    """Run ``numcodecs-ext inspect``: 0, or 1 when the store has problems (they are printed)."""
+    report = inspect_store(args.store)
     print(json.dumps(report, indent=2, default=str) if args.json else format_report(report))
-    return 1 if report["problems"] else 0
+    if report["problems"]:
+        sys.stdout.flush()
+        where = 'under "problems"' if args.json else "listed above"
+        print(f"numcodecs-ext inspect: {len(report['problems'])} problem(s) in {report['store']} ({where})",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -82,6 +82,8 @@ class Location:
         if isinstance(target, Location):
             return target
         options = dict(storage_options or {})
+        if isinstance(target, str) and not target.strip():
+            raise UsageError("an empty path: give the path or URL of a store or file")
         store = _from_zarr_store(target)
         if store is not None:
             return store
@@ -100,9 +102,11 @@ class Location:
 
             fs, root = url_to_fs(target, **options)
         except ImportError as e:
-            package = _PACKAGES.get(scheme, "the fsspec implementation of this scheme")
-            raise UsageError(f"{display}: {scheme}:// URLs need {package} "
-                             f"(pip install {package.split(' and ')[0]}): {e}") from None
+            package = _PACKAGES.get(scheme) or getattr(e, "name", None)
+            if package:
+                raise UsageError(f"{display}: {scheme}:// URLs need {package} "
+                                 f"(pip install {package.split(' and ')[0]}): {e}") from None
+            raise UsageError(f"{display}: {scheme}:// URLs need a package that is not installed: {e}") from None
         except ValueError as e:
             if "Protocol not known" in str(e):
                 raise UsageError(f"{display}: unknown URL scheme {scheme!r}; use a local path or an "
@@ -113,6 +117,8 @@ class Location:
                              + (f": {e.filename}" if e.filename else "")) from None
         except OSError as e:
             raise UsageError(f"{display}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - fsspec backends raise anything on a URL they cannot take
+            raise UsageError(f"{display}: not a usable URL ({type(e).__name__}: {e})") from None
         return cls(fs, root.rstrip("/") or root, display, target, options)
 
     def child(self, key: str) -> Location:
@@ -303,16 +309,18 @@ def _walk_local(start: Path, root: Path) -> Listing:
             continue
         seen.add((st.st_dev, st.st_ino))
         dirnames.sort()
+        prefix = _rel(Path(dirpath), root)  # (strings per file: pathlib costs more than the stat)
+        prefix = "" if prefix == "." else prefix + "/"
         for name in sorted(filenames):
-            p = Path(dirpath) / name
+            p = os.path.join(dirpath, name)
             try:
                 info = os.stat(p)
             except OSError as e:
                 why = "a dangling link" if os.path.islink(p) else (e.strerror or str(e))
-                listing.problems.append((_rel(p, root), why))
+                listing.problems.append((prefix + name, why))
                 continue
             if stat.S_ISREG(info.st_mode):
-                listing.files[_rel(p, root)] = info.st_size
+                listing.files[prefix + name] = info.st_size
     return listing
 
 
