@@ -6,16 +6,29 @@ through a Location, so that what it promises holds wherever the data lives:
 
 * ``write`` replaces an object whole: on a local disk through a temporary file and an atomic
   rename (an interrupted write leaves the old object or none, never half of one); on object
-  stores one PUT, which is atomic there.
+  stores one PUT (or one completed multipart upload), which is atomic there.
 * ``flush`` makes what was written durable before the metadata that claims it is written.
 * ``walk`` lists every object with its size; on a local disk it follows directory links once,
   so a link loop cannot make it run forever, and reports dangling links instead of failing.
-* ``copy_to`` copies server-side where both ends are one filesystem (S3 ``CopyObject``).
-* ``overlaps`` says whether two locations share any object, links resolved, so that a tool
-  can refuse to write into its own source.
+  On object stores a location is a prefix (there are no directories): ``isdir`` says whether
+  any object lies below it.
+* ``copy_to`` / ``copy_many`` copy server-side where both ends are one filesystem (S3
+  ``CopyObject``: no byte passes through this process).
+* ``overlaps`` says whether two locations share any object (links resolved; different
+  endpoints never overlap), so that a tool can refuse to write into its own source.
 
-Credentials come from the usual places (``AWS_*`` variables, fsspec's configuration) or
-``storage_options``; they never appear in :attr:`Location.display` or in an error message.
+The backends (local disk, any fsspec filesystem, any zarr store object) are in
+:mod:`numcodecs_ext.tools.backends`.
+
+Credentials come from the usual places (the ``AWS_*`` variables including
+``AWS_ENDPOINT_URL``, which botocore reads for s3fs; fsspec's configuration) or
+``storage_options`` (the CLI's ``--storage-options JSON``). They never appear in
+:attr:`Location.display`, ``repr``, ``str`` or an error message: what fails is said as a
+:class:`StorageError` (exit status 1) or, for a bucket that does not exist or access that is
+denied, a :class:`StoreNotFound` / :class:`AccessDenied` (usage errors, exit status 2), each
+naming the location by its display form. Timeouts and retries are the client's (botocore
+retries a refused connection a few times, for seconds, then fails); ``storage_options`` can
+change them (``{"config_kwargs": {"connect_timeout": 5, "retries": {"max_attempts": 2}}}``).
 
 Examples
 --------
@@ -26,75 +39,261 @@ Examples
 (b'{}', ['a/zarr.json'])
 >>> loc.child("a").overlaps(loc), Location.parse("memory://elsewhere").overlaps(loc)
 (True, False)
+>>> Location.parse("https://user:secret@example.org/data.zarr?sig=abc&v=2")
+Location('https://example.org/data.zarr?sig=***&v=2')
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import json
 import os
 import re
-import shutil
-import stat
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .errors import UsageError
+from .backends import FsspecBackend, Listing, LocalBackend, ZarrStoreBackend, protocols
+from .errors import ToolError, UsageError
 
-__all__ = ["Listing", "Location"]
+__all__ = [
+    "AccessDenied",
+    "Listing",
+    "Location",
+    "ObjectNotFound",
+    "StorageError",
+    "StoreNotFound",
+    "Unreachable",
+    "add_storage_options_argument",
+    "fault",
+    "parse_storage_options",
+    "redact",
+]
 
 _PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
              "abfss": "adlfs", "adl": "adlfs", "http": "aiohttp and requests", "https": "aiohttp and requests"}
 
 
-def _strip_credentials(url: str) -> str:
-    """``url`` without a ``user:password@`` part."""
-    return re.sub(r"(?<=://)[^/@]*@", "", url)
+# -- errors ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class Listing:
-    """Every object under a location: ``{relative key: size}``, and what could not be listed."""
-
-    files: dict[str, int] = field(default_factory=dict)
-    problems: list[tuple[str, str]] = field(default_factory=list)
+class StorageError(ToolError, OSError):
+    """A read, write or listing failed (exit status 1). Also an OSError, so that code catching
+    the filesystem's own errors keeps working."""
 
 
-@dataclass(frozen=True, eq=False)
+class ObjectNotFound(StorageError, FileNotFoundError):
+    """An object that is not there (or vanished between a listing and a read)."""
+
+
+class Unreachable(StorageError, ConnectionError):
+    """The storage service did not answer (refused, reset or timed out, after the client's
+    retries)."""
+
+
+class StoreNotFound(UsageError, FileNotFoundError):
+    """The bucket (container) does not exist: the command cannot run as given (exit status 2)."""
+
+
+class AccessDenied(UsageError, PermissionError):
+    """The credentials do not allow the request: the command cannot run as given (exit 2)."""
+
+
+# schemes whose URLs never carry credentials: a user:password@ there is a mistake to refuse
+_NO_USERINFO = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"}
+_CONNECTION = {"EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError",
+               "ClientConnectorError", "ClientConnectionError", "ServerDisconnectedError", "ClientOSError",
+               "ServerTimeoutError", "FSTimeoutError", "ConnectionError", "TimeoutError",
+               "ConnectionRefusedError", "ConnectionResetError", "ProxyConnectionError"}
+_DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
+           "InvalidToken", "AuthorizationHeaderMalformed", "AllAccessDisabled", "Forbidden"}
+_SECRET_NAME = re.compile(r"key|secret|token|passw|credential|signature|sas|auth|session|^sig$",
+                          re.IGNORECASE)
+
+
+def _secrets(options: Mapping[str, Any] | None) -> list[str]:
+    """The secret strings among ``options`` (by name, nested dicts too) and the standard
+    variables."""
+    found: list[str] = []
+
+    def visit(value: Any, secret: bool) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                visit(v, secret or bool(_SECRET_NAME.search(str(k))))
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v, secret)
+        elif secret and isinstance(value, str) and len(value) >= 4:
+            found.append(value)
+
+    visit(dict(options or {}), False)
+    for name in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID",
+                 "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING"):
+        if len(os.environ.get(name, "")) >= 4:
+            found.append(os.environ[name])
+    return sorted(set(found), key=len, reverse=True)
+
+
+def redact(text: str, options: Mapping[str, Any] | None = None, secrets: Sequence[str] = ()) -> str:
+    """``text`` without credentials: a URL's ``user:password@``, the values of secret query
+    parameters (``sig``, ``X-Amz-Signature``, ``token`` ...), and any secret value of
+    ``options`` or of the standard credential variables.
+
+    >>> redact("s3://me:pw@bucket/x?X-Amz-Signature=f00&versionId=3")
+    's3://bucket/x?X-Amz-Signature=***&versionId=3'
+    >>> redact("denied for AKIAXYZ", {"key": "AKIAXYZ"})
+    'denied for ***'
+    """
+    text = re.sub(r"(?<=://)[^/@\s\"']*@", "", str(text))
+    text = re.sub(r"(?<=[?&])([^=&\s\"']+)=([^&\s\"']*)",
+                  lambda m: f"{m[1]}=***" if _SECRET_NAME.search(m[1]) else m[0], text)
+    for secret in sorted({*_secrets(options), *secrets}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    """The ``user:password`` parts of a URL (chained URLs too)."""
+    found = []
+    for userinfo in re.findall(r"://([^/@\s]*)@", url or ""):
+        found.append(userinfo)
+        if ":" in userinfo and len(userinfo.split(":", 1)[1]) >= 4:
+            found.append(userinfo.split(":", 1)[1])
+    return found
+
+
+def _error_code(e: BaseException) -> str:
+    response = getattr(e, "response", None)
+    if isinstance(response, Mapping):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def _reason(e: BaseException, options: Mapping[str, Any] | None, secrets: Sequence[str]) -> str:
+    text = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    text = text.strip().splitlines()[0] if text and text.strip() else type(e).__name__
+    return redact(text, options, secrets)
+
+
+def fault(e: BaseException, where: str, action: str, *, options: Mapping[str, Any] | None = None,
+          secrets: Sequence[str] = (), bucket: str | None = None) -> BaseException:
+    """The tools' error for what a storage library raised while ``action`` at ``where`` (a
+    display form): StoreNotFound, AccessDenied, ObjectNotFound, Unreachable or StorageError,
+    with no credential in the message. Errors that are already the tools' own pass through."""
+    if isinstance(e, (ToolError, UsageError)):
+        return e
+    names = {cls.__name__ for cls in type(e).__mro__}
+    code = _error_code(e)
+    reason = _reason(e, options, secrets)
+    if isinstance(e, PermissionError) or code in _DENIED or names & _DENIED:
+        return AccessDenied(f"{where}: access denied ({action}: {reason}); check the credentials: the "
+                            "AWS_* variables, fsspec's configuration or --storage-options")
+    if isinstance(e, FileNotFoundError) or code in ("NoSuchBucket", "NoSuchKey"):
+        text = f"{reason} {code}".lower()
+        if "bucket" in text or "container" in text:
+            named = f" {bucket!r}" if bucket else ""
+            return StoreNotFound(f"{where}: the bucket{named} does not exist (create it, or check the URL "
+                                 "and the endpoint)")
+        return ObjectNotFound(f"{where}: no such object ({action})")
+    if names & _CONNECTION or "could not connect" in reason.lower():
+        return Unreachable(f"{where}: the storage service cannot be reached ({action}: {reason}); "
+                           "the client gave up after its retries")
+    if isinstance(e, OSError):
+        return StorageError(f"{where}: cannot {action} ({reason})")
+    return StorageError(f"{where}: cannot {action} ({type(e).__name__}: {reason})")
+
+
+# -- storage options -------------------------------------------------------------------------------
+
+
+def parse_storage_options(text: str | None, *, flag: str = "--storage-options") -> dict[str, Any]:
+    """The ``--storage-options JSON`` argument as a dict for fsspec (``{}`` for None/empty).
+
+    UsageError on anything but a JSON object, and on an ``anon`` that is not true/false. The
+    message never repeats the text (it may hold a secret).
+
+    >>> parse_storage_options('{"anon": true}')
+    {'anon': True}
+    >>> parse_storage_options('{"anon": "yes"}')
+    Traceback (most recent call last):
+    ...
+    numcodecs_ext.tools.errors.UsageError: --storage-options: "anon" must be true or false (JSON), not a str
+    """
+    if text is None or not str(text).strip():
+        return {}
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{flag}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
+                         """give a JSON object, e.g. '{"anon": true}' or '{"profile": "name"}'""") from None
+    if not isinstance(options, dict):
+        raise UsageError(f"{flag}: a JSON object is needed (e.g. "
+                         f"""'{{"anon": true}}'), not a JSON {type(options).__name__}""")
+    if "anon" in options and not isinstance(options["anon"], bool):
+        raise UsageError(f'{flag}: "anon" must be true or false (JSON), not a '
+                         f"{type(options['anon']).__name__}")
+    return options
+
+
+def add_storage_options_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--storage-options JSON`` (``args.storage_options``, parsed by
+    :func:`parse_storage_options`) to a command's parser."""
+    parser.add_argument(
+        "--storage-options", metavar="JSON", default=None,
+        help="options for the filesystem of URL arguments, as a JSON object passed to fsspec, "
+             """e.g. '{"anon": true}' for a public bucket or '{"profile": "name"}'. Credentials and """
+             "endpoints otherwise come from the standard configuration (AWS_* variables including "
+             "AWS_ENDPOINT_URL, fsspec's configuration files).")
+
+
+# -- locations -------------------------------------------------------------------------------------
+
+
 class Location:
-    """A place in a filesystem (``fs``, an fsspec filesystem) at ``root``; ``display`` is how
-    messages name it (credentials removed)."""
+    """A place in a storage backend, at ``root``; ``display`` is how messages name it
+    (credentials removed).
 
-    fs: Any
-    root: str
-    display: str
-    url: str
-    storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    Make one with :meth:`parse`. ``root`` is the backend's own path: an absolute path on a
+    local disk, ``bucket/prefix`` for object stores, a key prefix in a zarr store object.
+    """
+
+    __slots__ = ("_backend", "_hidden", "_url", "display", "root")
+
+    def __init__(self, backend: Any, root: str, display: str, url: str | None = None) -> None:
+        self._backend = backend
+        self.root = root
+        self._url = url
+        #: every credential this location knows of, removed from whatever it says
+        self._hidden = tuple(_secrets(getattr(backend, "options", None)) + _url_secrets(url))
+        self.display = redact(display, secrets=self._hidden)
 
     # -- making one ---------------------------------------------------------------------------
 
     @classmethod
     def parse(cls, target: Any, *, storage_options: Mapping[str, Any] | None = None) -> Location:
         """A Location for ``target``: a local path, an fsspec URL (``s3://``, ``gs://``,
-        ``az://``, ``memory://``, ``https://`` ...), a zarr ``LocalStore``/``FsspecStore``, or a
-        Location. UsageError names an unknown scheme or the package a scheme needs."""
+        ``az://``, ``memory://``, ``zip://``, ``https://`` ...), a zarr store object (any:
+        ``LocalStore``, ``FsspecStore``, ``MemoryStore``, ``ZipStore``, ``ObjectStore`` ...) or
+        ``StorePath``, or a Location. UsageError names an unknown scheme or the package a
+        scheme needs."""
         if isinstance(target, Location):
             return target
         options = dict(storage_options or {})
-        store = _from_zarr_store(target)
+        store = _from_zarr(target)
         if store is not None:
             return store
         if isinstance(target, os.PathLike) or (isinstance(target, str) and "://" not in target
                                                 and "::" not in target):
-            from fsspec.implementations.local import LocalFileSystem
-
             path = os.path.abspath(os.path.expanduser(os.fspath(target)))
-            return cls(LocalFileSystem(), path, os.fspath(target), path, options)
+            return cls(LocalBackend(), path, redact(os.fspath(target)))
         if not isinstance(target, str):
-            raise UsageError(f"{type(target).__name__} is not a path, URL or zarr store")
-        display = _strip_credentials(target)
+            raise UsageError(f"a {type(target).__name__} is not a path, URL or zarr store")
+        display = redact(target, options)
         scheme = target.split("://", 1)[0].split("::")[-1].lower()
+        if _url_secrets(target) and scheme in _NO_USERINFO:
+            raise UsageError(f"{display}: a {scheme}:// URL cannot carry credentials (user:password@); "
+                             "give them through the standard configuration (AWS_* variables, fsspec's "
+                             "configuration) or --storage-options")
         try:
             from fsspec.core import url_to_fs
 
@@ -102,58 +301,118 @@ class Location:
         except ImportError as e:
             package = _PACKAGES.get(scheme, "the fsspec implementation of this scheme")
             raise UsageError(f"{display}: {scheme}:// URLs need {package} "
-                             f"(pip install {package.split(' and ')[0]}): {e}") from None
+                             f"(pip install {package.split(' and ')[0]}): {redact(str(e), options)}") from None
         except ValueError as e:
             if "Protocol not known" in str(e):
                 raise UsageError(f"{display}: unknown URL scheme {scheme!r}; use a local path or an "
                                  "fsspec URL such as s3://, gs://, az://, memory://") from None
-            raise UsageError(f"{display}: {e}") from None
+            raise UsageError(f"{display}: {redact(str(e), options)}") from None
+        except TypeError as e:
+            raise UsageError(f"{display}: storage options not accepted by the {scheme}:// filesystem "
+                             f"({redact(str(e), options)})") from None
         except FileNotFoundError as e:
             raise UsageError(f"{display}: {e.strerror or 'no such file'}"
-                             + (f": {e.filename}" if e.filename else "")) from None
+                             + (f": {redact(str(e.filename), options)}" if e.filename else "")) from None
         except OSError as e:
-            raise UsageError(f"{display}: {e}") from None
-        return cls(fs, root.rstrip("/") or root, display, target, options)
+            raise UsageError(f"{display}: {redact(str(e), options)}") from None
+        if "file" in protocols(fs) and "::" not in target:
+            return cls(LocalBackend(), os.path.abspath(root), display)
+        return cls(FsspecBackend(fs, options), root.rstrip("/") or root, display, target)
 
     def child(self, key: str) -> Location:
         """The location ``key`` below this one."""
         key = key.strip("/")
         if not key:
             return self
-        return Location(self.fs, self._path(key), f"{self.display.rstrip('/')}/{key}",
-                        f"{self.url.rstrip('/')}/{key}", self.storage_options)
+        url = f"{self._url.rstrip('/')}/{key}" if self._url is not None else None
+        return Location(self._backend, self._backend.join(self.root, key),
+                        f"{self.display.rstrip('/')}/{key}", url)
 
     # -- facts --------------------------------------------------------------------------------
 
     @property
+    def fs(self) -> Any:
+        """The fsspec filesystem (None for a zarr store object)."""
+        return self._backend.fs
+
+    @property
+    def url(self) -> str:
+        """A URL or path that opens this location again (it may hold credentials: never show
+        it; :attr:`display` is for messages)."""
+        if self._url is not None:
+            return self._url
+        return self.root if self.is_local else self.display
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        return dict(getattr(self._backend, "options", {}))
+
+    @property
+    def kind(self) -> str:
+        """"local", "fsspec" or "zarr" (a zarr store object)."""
+        return self._backend.kind
+
+    @property
     def is_local(self) -> bool:
-        return "file" in _protocols(self.fs)
+        return self._backend.kind == "local"
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether other processes (dask workers) see what is written here: not for in-memory
+        stores, which live in one process."""
+        return bool(self._backend.shared)
 
     def _path(self, key: str = "") -> str:
+        return self._backend.join(self.root, key)
+
+    def _where(self, key: str = "") -> str:
         key = key.strip("/")
-        if not key:
-            return self.root
-        return f"{self.root.rstrip('/')}/{key}" if self.root not in ("", "/") else f"{self.root}{key}"
+        return f"{self.display.rstrip('/')}/{key}" if key else self.display
+
+    def fault(self, e: BaseException, key: str = "", action: str = "access") -> BaseException:
+        """The tools' error (:func:`fault`) for ``e``, raised by a storage library while
+        ``action`` on ``key`` of this location: its display form, no credential."""
+        return fault(e, self._where(key), action, options=self.storage_options,
+                     secrets=self._hidden, bucket=self._bucket())
+
+    @contextlib.contextmanager
+    def _faults(self, action: str, key: str = "") -> Iterator[None]:
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - every backend's errors, said the tools' way
+            raise self.fault(e, key, action) from None
+
+    def _bucket(self) -> str | None:
+        if self.kind != "fsspec" or self.root.startswith("/"):
+            return None
+        return self._backend.resolve(self.root).split("/", 1)[0] or None
 
     def exists(self, key: str = "") -> bool:
-        return bool(self.fs.exists(self._path(key)))
+        """Whether an object or, on object stores, any object below the prefix, is there."""
+        with self._faults("check", key):
+            return self._backend.exists(self._path(key))
 
     def isdir(self, key: str = "") -> bool:
-        return bool(self.fs.isdir(self._path(key)))
+        """A directory; on object stores a prefix with objects below it."""
+        with self._faults("check", key):
+            return self._backend.isdir(self._path(key))
 
     def isfile(self, key: str = "") -> bool:
-        return bool(self.fs.isfile(self._path(key)))
+        with self._faults("check", key):
+            return self._backend.isfile(self._path(key))
 
     def size(self, key: str) -> int:
-        return int(self.fs.size(self._path(key)))
+        with self._faults("find the size of", key):
+            return self._backend.size(self._path(key))
 
     def resolved(self) -> str:
         """The root with links resolved (local), to compare locations."""
-        return os.path.realpath(self.root) if self.is_local else self.root.rstrip("/")
+        return self._backend.resolve(self.root)
 
     def overlaps(self, other: Location) -> bool:
-        """Whether one location lies within the other (or they are the same), links resolved."""
-        if _protocols(self.fs) != _protocols(other.fs):
+        """Whether one location lies within the other (or they are the same), links resolved.
+        Locations on different backends or endpoints never overlap."""
+        if self._backend.identity() != other._backend.identity():
             return False
         a, b = self.resolved().rstrip("/") + "/", other.resolved().rstrip("/") + "/"
         return a.startswith(b) or b.startswith(a)
@@ -161,163 +420,146 @@ class Location:
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, key: str) -> bytes:
-        return bytes(self.fs.cat_file(self._path(key)))
+        """The object ``key`` whole (ObjectNotFound if it is not there)."""
+        with self._faults("read", key):
+            return self._backend.read(self._path(key))
+
+    def read_many(self, keys: Sequence[str]) -> dict[str, bytes | StorageError | UsageError]:
+        """``{key: bytes}`` for many objects at once (concurrent requests on object stores);
+        an object that cannot be read maps to its error (ObjectNotFound ...), not raised."""
+        paths = {self._path(k): k for k in keys}
+        with self._faults("read"):
+            got = self._backend.read_many(list(paths))
+        out: dict[str, Any] = {}
+        for path, key in paths.items():
+            value = got[path]
+            if isinstance(value, BaseException):
+                value = self.fault(value, key, "read")
+            out[key] = value
+        return out
 
     def walk(self, key: str = "") -> Listing:
         """Every object below ``key`` with its size, keys relative to this location."""
-        if self.is_local:
-            return _walk_local(Path(self._path(key)), Path(self.root))
-        listing = Listing()
-        base = self.root.rstrip("/")
-        try:
-            found = self.fs.find(self._path(key), detail=True)
-        except FileNotFoundError:
-            return listing
-        for path, info in found.items():
-            if info.get("type", "file") != "file":
-                continue
-            rel = path[len(base):].lstrip("/") if path.startswith(base) else path
-            listing.files[rel] = int(info.get("size") or 0)
-        return listing
+        with self._faults("list", key):
+            return self._backend.walk(self._path(key), self.root)
 
     # -- writing ------------------------------------------------------------------------------
 
     def write(self, key: str, data: bytes) -> None:
         """Put ``data`` at ``key`` whole: the object is replaced atomically (a local temporary
         file renamed over it; one PUT on object stores)."""
-        path = self._path(key)
-        if not self.is_local:
-            self.fs.pipe_file(path, bytes(data))
-            return
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.partial")
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-            raise
+        with self._faults("write", key):
+            self._backend.write(self._path(key), data)
+
+    def server_side(self, other: Location) -> bool:
+        """Whether :meth:`copy_to` ``other`` copies without the bytes passing through this
+        process (one filesystem, one set of credentials)."""
+        a, b = self._backend, other._backend
+        if a is b or (a.kind == b.kind == "local"):
+            return True
+        return (a.kind == b.kind == "fsspec" and a.fs is b.fs)
 
     def copy_to(self, key: str, other: Location, other_key: str) -> None:
         """Copy the object ``key`` to ``other_key`` of ``other``, whole (as :meth:`write`):
-        server-side where both are one filesystem, else through this process."""
-        if self.is_local and other.is_local:
-            target = other._path(other_key)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{target}.{uuid.uuid4().hex[:12]}.partial"
-            try:
-                shutil.copyfile(self._path(key), tmp)
-                os.replace(tmp, target)
-            except BaseException:
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
-                raise
-        elif self.fs is other.fs:
-            self.fs.copy(self._path(key), other._path(other_key))
+        server-side where :meth:`server_side`, else through this process."""
+        if self.server_side(other):
+            with self._faults("copy", key):
+                self._backend.copy(self._path(key), other._path(other_key))
         else:
             other.write(other_key, self.read(key))
 
+    def copy_many(self, keys: Sequence[str], other: Location, other_keys: Sequence[str] | None = None) -> None:
+        """Copy many objects to ``other`` (same keys unless ``other_keys``): server-side and
+        concurrent where possible. Raises the first failure (StorageError ...) after trying
+        them all."""
+        other_keys = list(keys) if other_keys is None else list(other_keys)
+        if len(other_keys) != len(keys):
+            raise ValueError("copy_many: as many destination keys as keys are needed")
+        if not self.server_side(other):
+            for key, other_key in zip(keys, other_keys):
+                self.copy_to(key, other, other_key)
+            return
+        pairs = [(self._path(k), other._path(o)) for k, o in zip(keys, other_keys)]
+        with self._faults("copy"):
+            failed = self._backend.copy_many(pairs)
+        if failed:
+            back = {p: k for p, k in zip((s for s, _ in pairs), keys)}
+            first, error = next(iter(failed.items()))
+            raise self.fault(error, back.get(first, first),
+                             f"copy ({len(failed)} of {len(pairs)} objects failed)")
+
     def remove(self, key: str) -> None:
-        path = self._path(key)
-        if self.fs.exists(path):
-            self.fs.rm_file(path)
+        """Delete the object ``key`` (nothing if it is not there)."""
+        with self._faults("remove", key):
+            self._backend.remove(self._path(key))
+
+    def remove_tree(self, key: str = "") -> None:
+        """Delete everything at and below ``key``."""
+        with self._faults("remove", key):
+            self._backend.remove_tree(self._path(key))
 
     def flush(self) -> None:
         """Make everything written so far durable before metadata claims it (local disks: the
         kernel's buffers to disk; an object store has nothing buffered once a PUT returned)."""
-        if self.is_local and hasattr(os, "sync"):
-            os.sync()
+        with self._faults("flush"):
+            self._backend.flush()
 
     # -- zarr ---------------------------------------------------------------------------------
 
     def zarr_store(self, *, read_only: bool = True) -> Any:
-        """A zarr store over this location (zarr's LocalStore or FsspecStore)."""
-        from zarr.storage import FsspecStore, LocalStore
+        """A zarr store over this location (LocalStore, FsspecStore, or the store object
+        itself, seen from this location's prefix)."""
+        with self._faults("open"):
+            if self.kind == "fsspec":
+                return self._backend.zarr_store(self.root, read_only=read_only, url=self._url)
+            return self._backend.zarr_store(self.root, read_only=read_only)
 
-        if self.is_local:
-            return LocalStore(self.root, read_only=read_only)
-        return FsspecStore.from_url(self.url, storage_options=dict(self.storage_options) or None,
-                                    read_only=read_only)
+    # -- pickling and showing -----------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # dask workers rebuild the location (with its storage options: they need them)
+        return (_rebuild, (self._backend.reduce(), self.root, self.display, self._url))
+
+    def __repr__(self) -> str:
+        return f"Location({self.display!r})"
 
     def __str__(self) -> str:
         return self.display
 
 
-def _protocols(fs: Any) -> tuple[str, ...]:
-    protocol = fs.protocol
-    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
+def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None) -> Location:
+    make, args = backend
+    return Location(make(*args), root, display, url)
 
 
-def _from_zarr_store(target: Any) -> Location | None:
-    """A Location for zarr's LocalStore or FsspecStore, None for anything else; other store
-    objects are refused with what to pass instead."""
+def _from_zarr(target: Any) -> Location | None:
+    """A Location for a zarr store object or StorePath, None for anything else."""
     try:
         from zarr.abc.store import Store
-        from zarr.storage import FsspecStore, LocalStore
+        from zarr.storage import FsspecStore, LocalStore, StorePath
     except ImportError:  # pragma: no cover - zarr is a dependency
         return None
+    if isinstance(target, StorePath):
+        base = Location.parse(target.store)
+        return base.child(target.path) if target.path else base
     if not isinstance(target, Store):
         return None
+    from .staging import LocationStore
+
+    if isinstance(target, LocationStore):
+        return target.location
     if isinstance(target, LocalStore):
         return Location.parse(str(target.root))
     if isinstance(target, FsspecStore):
         import fsspec
 
+        fs = getattr(target.fs, "sync_fs", None)
         options = dict(getattr(target.fs, "storage_options", {}) or {})
         options.pop("asynchronous", None)
-        protocol = _protocols(target.fs)[0]
-        fs = fsspec.filesystem(protocol, **options)
+        protocol = protocols(target.fs)[0]
+        if fs is None:
+            fs = fsspec.filesystem(protocol, **options)
         path = target.path.rstrip("/")
         url = f"{protocol}://{path.lstrip('/')}" if protocol != "memory" else f"memory://{path}"
-        return Location(fs, path, _strip_credentials(url), url, options)
-    raise UsageError(f"a {type(target).__name__} cannot be used here: pass a local path, an fsspec "
-                     "URL, or a zarr LocalStore/FsspecStore")
-
-
-def _walk_local(start: Path, root: Path) -> Listing:
-    """os.walk following directory links, each directory once (a link loop ends), dangling
-    links and unreadable directories reported, not raised."""
-    listing = Listing()
-    seen: set[tuple[int, int]] = set()
-    if not start.exists():
-        return listing
-
-    def onerror(e: OSError) -> None:
-        listing.problems.append((_rel(Path(e.filename or start), root), e.strerror or str(e)))
-
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=True, onerror=onerror):
-        try:
-            st = os.stat(dirpath)
-        except OSError as e:
-            listing.problems.append((_rel(Path(dirpath), root), e.strerror or str(e)))
-            dirnames[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            listing.problems.append((_rel(Path(dirpath), root), "a link back into the store (a loop): skipped"))
-            dirnames[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        dirnames.sort()
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            try:
-                info = os.stat(p)
-            except OSError as e:
-                why = "a dangling link" if os.path.islink(p) else (e.strerror or str(e))
-                listing.problems.append((_rel(p, root), why))
-                continue
-            if stat.S_ISREG(info.st_mode):
-                listing.files[_rel(p, root)] = info.st_size
-    return listing
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+        return Location(FsspecBackend(fs, options), path, redact(url, options), url)
+    return Location(ZarrStoreBackend(target), "", redact(str(target)))
