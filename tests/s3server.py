@@ -52,7 +52,9 @@ def s3_environment(endpoint: str, *, key: str = ACCESS_KEY, secret: str = SECRET
 
 
 def _post(url: str, data: bytes = b"") -> bytes:
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, method="POST"), timeout=30) as r:
+    # not form-encoded: moto reads the raw body
+    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "text/plain"})
+    with urllib.request.urlopen(request, timeout=30) as r:
         return r.read()
 
 
@@ -146,6 +148,8 @@ class CountingProxy:
         self.upstream = urlsplit(upstream)
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._cut_at: int | None = None
+        self._forwarded = 0
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -155,6 +159,11 @@ class CountingProxy:
                 pass
 
             def _forward(self) -> None:
+                if not proxy._admit():
+                    # the server is "gone": the connection drops with no answer, as when the
+                    # server process dies under a client
+                    self.close_connection = True
+                    return
                 length = self.headers.get("Content-Length")
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                     body = self._read_chunked()
@@ -181,13 +190,9 @@ class CountingProxy:
                     if self.command != "HEAD":
                         self.wfile.write(data)
                     status = response.status
-                except OSError:  # upstream gone: the client sees a dropped connection
+                except OSError:  # upstream gone: the client sees a dropped connection too
                     self.close_connection = True
                     status = 0
-                    try:
-                        self.send_error(502)
-                    except OSError:
-                        pass
                 finally:
                     conn.close()
                 proxy._record(self.command, self.path, self.headers, status)
@@ -218,6 +223,19 @@ class CountingProxy:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def cut_after(self, n: int | None) -> None:
+        """Forward ``n`` more requests, then drop every connection unanswered (the server
+        seems to die mid-run, while it keeps its state for the test to inspect); None ends it."""
+        with self._lock:
+            self._cut_at = None if n is None else self._forwarded + n
+
+    def _admit(self) -> bool:
+        with self._lock:
+            if self._cut_at is not None and self._forwarded >= self._cut_at:
+                return False
+            self._forwarded += 1
+            return True
 
     def _record(self, method: str, raw: str, headers: Any, status: int) -> None:
         parts = urlsplit(raw)
@@ -292,6 +310,10 @@ class S3Bucket:
 
     def put(self, key: str, data: bytes) -> None:
         self.fs.pipe_file(self.path(key), data)
+
+    def put_many(self, objects: dict[str, bytes]) -> None:
+        """Many objects at once (concurrent requests)."""
+        self.fs.pipe({self.path(k): v for k, v in objects.items()})
 
     def get(self, key: str) -> bytes:
         return self.fs.cat_file(self.path(key))

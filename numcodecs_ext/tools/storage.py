@@ -144,7 +144,8 @@ def redact(text: str, options: Mapping[str, Any] | None = None, secrets: Sequenc
     >>> redact("denied for AKIAXYZ", {"key": "AKIAXYZ"})
     'denied for ***'
     """
-    text = re.sub(r"(?<=://)[^/@\s\"']*@", "", str(text))
+    for userinfo in _userinfo(str(text)):
+        text = str(text).replace(f"://{userinfo}@", "://")
     text = re.sub(r"(?<=[?&])([^=&\s\"']+)=([^&\s\"']*)",
                   lambda m: f"{m[1]}=***" if _SECRET_NAME.search(m[1]) else m[0], text)
     for secret in sorted({*_secrets(options), *secrets}, key=len, reverse=True):
@@ -152,13 +153,31 @@ def redact(text: str, options: Mapping[str, Any] | None = None, secrets: Sequenc
     return text
 
 
+_USERINFO = re.compile(r"://([^/@\s:\"']*(?::[^@\s\"']*)?)@")
+
+
+def _userinfo(text: str) -> list[str]:
+    """The ``user[:password]`` parts of the URLs in ``text``. A password may hold an unescaped
+    "/" (AWS secrets do); ``host:port/path@x`` is a port and a path, not a password."""
+    found = []
+    for m in _USERINFO.finditer(text):
+        userinfo = m[1]
+        _, colon, password = userinfo.partition(":")
+        if colon and "/" in password and password.split("/", 1)[0].isdigit():
+            continue
+        found.append(userinfo)
+    return found
+
+
 def _url_secrets(url: str | None) -> list[str]:
     """The ``user:password`` parts of a URL (chained URLs too)."""
     found = []
-    for userinfo in re.findall(r"://([^/@\s]*)@", url or ""):
-        found.append(userinfo)
-        if ":" in userinfo and len(userinfo.split(":", 1)[1]) >= 4:
-            found.append(userinfo.split(":", 1)[1])
+    for userinfo in _userinfo(url or ""):
+        password = userinfo.partition(":")[2]
+        if password:
+            found.append(userinfo)
+            if len(password) >= 4:
+                found.append(password)
     return found
 
 
@@ -185,6 +204,12 @@ def fault(e: BaseException, where: str, action: str, *, options: Mapping[str, An
     names = {cls.__name__ for cls in type(e).__mro__}
     code = _error_code(e)
     reason = _reason(e, options, secrets)
+    if "NoCredentialsError" in names or "no credentials" in reason.lower():
+        return AccessDenied(f"{where}: no credentials were found ({action}); set the AWS_* variables "
+                            """(or fsspec's configuration), or give --storage-options '{"anon": true}' """
+                            "for a public bucket")
+    if isinstance(e, TypeError) and "keyword argument" in reason:
+        return UsageError(f"{where}: storage options not accepted by the filesystem ({reason})")
     if isinstance(e, PermissionError) or code in _DENIED or names & _DENIED:
         return AccessDenied(f"{where}: access denied ({action}: {reason}); check the credentials: the "
                             "AWS_* variables, fsspec's configuration or --storage-options")
@@ -290,8 +315,8 @@ class Location:
             raise UsageError(f"a {type(target).__name__} is not a path, URL or zarr store")
         display = redact(target, options)
         scheme = target.split("://", 1)[0].split("::")[-1].lower()
-        if _url_secrets(target) and scheme in _NO_USERINFO:
-            raise UsageError(f"{display}: a {scheme}:// URL cannot carry credentials (user:password@); "
+        if _userinfo(target) and scheme in _NO_USERINFO:
+            raise UsageError(f"{display}: {scheme}:// URLs cannot carry credentials (user:password@); "
                              "give them through the standard configuration (AWS_* variables, fsspec's "
                              "configuration) or --storage-options")
         try:
