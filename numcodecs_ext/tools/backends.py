@@ -406,8 +406,10 @@ class FsspecBackend:
         from zarr.storage import FsspecStore
 
         if url is not None:
-            return FsspecStore.from_url(url, storage_options=dict(self.options) or None,
-                                        read_only=read_only)
+            from .storage import fresh_listings
+
+            options = fresh_listings(self.protocol, self.options)
+            return FsspecStore.from_url(url, storage_options=options or None, read_only=read_only)
         fs = self.fs
         if not getattr(fs, "async_impl", False):
             from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper

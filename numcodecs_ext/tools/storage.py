@@ -230,6 +230,20 @@ def fault(e: BaseException, where: str, action: str, *, options: Mapping[str, An
 
 # -- storage options -------------------------------------------------------------------------------
 
+# Object-store filesystems cache listings per instance. zarr's FsspecStore holds an instance of
+# its own, so a listing cached by one goes stale when the other writes (zarr then reads a
+# document written a moment ago as missing). The tools keep no listing cache there.
+_LISTING_CACHES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}
+
+
+def fresh_listings(scheme: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with fsspec's listing cache off for the object stores that keep one (unless
+    the options say otherwise)."""
+    if scheme in _LISTING_CACHES and "use_listings_cache" not in options:
+        return {**options, "use_listings_cache": False}
+    return dict(options)
+
+
 
 def parse_storage_options(text: str | None, *, flag: str = "--storage-options") -> dict[str, Any]:
     """The ``--storage-options JSON`` argument as a dict for fsspec (``{}`` for None/empty).
@@ -322,7 +336,7 @@ class Location:
         try:
             from fsspec.core import url_to_fs
 
-            fs, root = url_to_fs(target, **options)
+            fs, root = url_to_fs(target, **fresh_listings(scheme, options))
         except ImportError as e:
             package = _PACKAGES.get(scheme, "the fsspec implementation of this scheme")
             raise UsageError(f"{display}: {scheme}:// URLs need {package} "
