@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 
+import dask
+import distributed
 import numpy as np
 import pytest
 import zarr
@@ -19,8 +21,6 @@ from numcodecs_ext.tools.parallel import find_scheduler, run_chunkwise
 from numcodecs_ext.tools.staging import StagedStore
 from numcodecs_ext.tools.storage import Location, ObjectNotFound
 
-distributed = pytest.importorskip("distributed")
-dask = pytest.importorskip("dask")
 
 
 @pytest.fixture(autouse=True, scope="module")
