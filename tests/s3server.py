@@ -58,6 +58,17 @@ def _post(url: str, data: bytes = b"") -> bytes:
         return r.read()
 
 
+_SERVE = """
+import os, sys, threading
+def watch():
+    sys.stdin.buffer.read()
+    os._exit(0)
+threading.Thread(target=watch, daemon=True).start()
+from moto.server import main
+main(["-H", sys.argv[1], "-p", sys.argv[2]])
+"""
+
+
 class MotoServer:
     """moto's S3 (and IAM) server in a subprocess on 127.0.0.1."""
 
@@ -68,8 +79,10 @@ class MotoServer:
 
     def start(self, timeout: float = 60.0) -> MotoServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        # the server ends when its standard input closes: when the test process ends, however
+        # it ends (even killed), no server is left behind
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-c", _SERVE, "127.0.0.1", str(self.port)], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + timeout
         while True:
@@ -98,6 +111,8 @@ class MotoServer:
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
             self._process.wait(timeout=30)
+        if self._process is not None and self._process.stdin is not None:
+            self._process.stdin.close()
         self._process = None
 
     @property
