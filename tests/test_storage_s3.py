@@ -358,3 +358,18 @@ def test_counting_proxy_alone(s3_service):
         assert proxy.counts() == {"PUT": 1} and bucket.get("p/k") == b"1"
     finally:
         proxy.stop()
+
+
+def test_zarr_reads_a_chunk_in_one_request(s3):
+    """Through the location's zarr store, reading an array is one GET per chunk (and per
+    metadata document): no HEAD before each read."""
+    loc = Location.parse(s3.url("r.zarr"))
+    staged = StagedStore(loc)
+    zarr.create_array(staged, shape=(8,), chunks=(2,), dtype="i2", fill_value=0)[:] = np.arange(8)
+    staged.commit()
+    mark = len(s3.requests())
+    assert zarr.open_array(LocationStore(loc), mode="r")[:].tolist() == list(range(8))
+    requests = s3.proxy.since(mark)
+    assert "HEAD" not in [r.kind for r in requests]
+    chunks = sorted(r.key for r in requests if r.kind == "GET" and "/c/" in r.key)
+    assert chunks == [f"r.zarr/c/{i}" for i in range(4)], requests

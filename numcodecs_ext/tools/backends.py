@@ -406,9 +406,9 @@ class FsspecBackend:
         from zarr.storage import FsspecStore
 
         if url is not None:
-            from .storage import fresh_listings
+            from .storage import object_store_defaults
 
-            options = fresh_listings(self.protocol, self.options)
+            options = object_store_defaults(self.protocol, self.options)
             return FsspecStore.from_url(url, storage_options=options or None, read_only=read_only)
         fs = self.fs
         if not getattr(fs, "async_impl", False):
