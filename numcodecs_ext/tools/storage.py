@@ -210,7 +210,8 @@ def fault(e: BaseException, where: str, action: str, *, options: Mapping[str, An
                             "for a public bucket")
     if isinstance(e, TypeError) and "keyword argument" in reason:
         return UsageError(f"{where}: storage options not accepted by the filesystem ({reason})")
-    if isinstance(e, PermissionError) or code in _DENIED or names & _DENIED:
+    if (isinstance(e, PermissionError) or code in _DENIED or names & _DENIED
+            or getattr(e, "status", None) in (401, 403)):
         return AccessDenied(f"{where}: access denied ({action}: {reason}); check the credentials: the "
                             "AWS_* variables, fsspec's configuration or --storage-options")
     if isinstance(e, FileNotFoundError) or code in ("NoSuchBucket", "NoSuchKey"):
@@ -337,6 +338,13 @@ class Location:
             raise UsageError(f"{display}: {scheme}:// URLs cannot carry credentials (user:password@); "
                              "give them through the standard configuration (AWS_* variables, fsspec's "
                              "configuration) or --storage-options")
+        for endpoint in (options.get("endpoint_url"), (options.get("client_kwargs") or {}).get("endpoint_url")):
+            if isinstance(endpoint, str) and _userinfo(endpoint):
+                raise UsageError(f"{display}: the endpoint URL {redact(endpoint, options)} cannot carry "
+                                 "credentials (user:password@); give them as key/secret in --storage-options "
+                                 "or through the AWS_* variables")
+        if scheme in ("http", "https") and _url_secrets(target):
+            target, options = _basic_auth(target, options)
         try:
             from fsspec.core import url_to_fs
 
@@ -568,6 +576,20 @@ class Location:
 
     def __str__(self) -> str:
         return self.display
+
+
+def _basic_auth(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An http(s) URL's ``user:password@`` moved into a basic-auth header of the client, so
+    that no URL the libraries handle (and log, at debug level) carries it."""
+    import base64
+    from urllib.parse import unquote
+
+    userinfo = _userinfo(url)[0]
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    client_kwargs = dict(options.get("client_kwargs", {}))
+    client_kwargs["headers"] = {**client_kwargs.get("headers", {}), "Authorization": f"Basic {token}"}
+    return url.replace(f"://{userinfo}@", "://", 1), {**options, "client_kwargs": client_kwargs}
 
 
 def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None) -> Location:
