@@ -197,7 +197,7 @@ def test_task_error_on_the_cluster(cluster2):
 
 
 @pytest.mark.cluster
-def test_rewrite_survives_a_dead_worker(cluster2, tmp_path):
+def test_rewrite_survives_a_dead_worker(cluster2, tmp_path, capsys):
     """A rewrite through a staged store, its worker killed after writing a chunk: the chunk is
     written again, the commit comes last, and the destination reads as the source."""
     source = _array(tmp_path, shape=(6, 6), chunks=(2, 2))
@@ -207,9 +207,10 @@ def test_rewrite_survives_a_dead_worker(cluster2, tmp_path):
     marker = str(tmp_path / "killed")
     runs = [(source, staged, c, marker) for c in _grid(source)]
     with distributed.Client(cluster2) as client:
-        sizes = run_chunkwise(cluster_tasks.rewrite_chunk, runs, client=client, progress=False,
+        sizes = run_chunkwise(cluster_tasks.rewrite_chunk, runs, client=client, label="rewrite",
                               nbytes=[16] * len(runs))
     assert os.path.exists(marker) and sum(sizes) == 36
+    assert "9/9 chunks" in capsys.readouterr().err  # progress across the cluster
     assert not dst.isfile("zarr.json")
     staged.commit()
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "dst.zarr"), mode="r")[:],
