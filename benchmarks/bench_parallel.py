@@ -182,13 +182,13 @@ def measure(mib: int, repeat: int) -> None:
             for _ in range(repeat):
                 for n in (1, 2):  # interleaved, so that the machine's load hits both alike
                     ok: list[Any] = []
-                    wall, workers, here = _timed(clients[n], lambda: ok.extend(run_chunkwise(
+                    wall, workers, here = _timed(clients[n], lambda ok=ok, n=n: ok.extend(run_chunkwise(
                         verify_run, verify_runs, client=clients[n], progress=False, label="verify")))
                     assert all(same for same, _ in ok)
                     times.setdefault(("verify", n), []).append(wall)
                     cpus.setdefault(("verify", n), []).append((workers, here))
                     staged = _staged(directory, f"dst{n}.zarr", shape)
-                    wall, workers, here = _timed(clients[n], lambda: run_chunkwise(
+                    wall, workers, here = _timed(clients[n], lambda n=n, staged=staged: run_chunkwise(
                         rewrite_run, [(src, staged, r) for r in regions], client=clients[n],
                         progress=False, label="rewrite"))
                     times.setdefault(("rewrite", n), []).append(wall)

@@ -27,7 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = ["CountingProxy", "MotoServer", "Request", "S3Bucket", "free_port", "s3_environment"]
@@ -119,10 +119,10 @@ class MotoServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def __enter__(self) -> MotoServer:
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -189,10 +189,15 @@ class CountingProxy:
                 if body or self.command in ("PUT", "POST"):
                     headers["Content-Length"] = str(len(body))
                 conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=120)
+                recorded = False
                 try:
                     conn.request(self.command, self.path, body=body, headers=headers)
                     response = conn.getresponse()
                     data = response.read()
+                    # recorded before the client has its answer: a test that looks right after
+                    # a call returns sees every request of it
+                    proxy._record(self.command, self.path, self.headers, response.status)
+                    recorded = True
                     self.send_response(response.status, response.reason)
                     for k, v in response.getheaders():
                         if k.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -204,13 +209,12 @@ class CountingProxy:
                     self.end_headers()
                     if self.command != "HEAD":
                         self.wfile.write(data)
-                    status = response.status
                 except OSError:  # upstream gone: the client sees a dropped connection too
                     self.close_connection = True
-                    status = 0
+                    if not recorded:
+                        proxy._record(self.command, self.path, self.headers, 0)
                 finally:
                     conn.close()
-                proxy._record(self.command, self.path, self.headers, status)
 
             def _read_chunked(self) -> bytes:
                 parts = []

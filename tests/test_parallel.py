@@ -9,18 +9,17 @@ import subprocess
 import sys
 import threading
 
+import cluster_tasks
 import dask
 import distributed
 import numpy as np
 import pytest
 import zarr
 
-import cluster_tasks
 from numcodecs_ext.tools.errors import ToolError
 from numcodecs_ext.tools.parallel import find_scheduler, run_chunkwise
 from numcodecs_ext.tools.staging import StagedStore
 from numcodecs_ext.tools.storage import Location, ObjectNotFound
-
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -45,10 +44,9 @@ def test_here_in_order_with_progress(scheduler, capsys):
 
 
 def test_here_without_dask_configuration():
-    with dask.config.set(scheduler=None):
-        with find_scheduler() as where:
-            assert not where.distributed and where.threads >= 1
-            assert where.describe().startswith("this process")
+    with dask.config.set(scheduler=None), find_scheduler() as where:
+        assert not where.distributed and where.threads >= 1
+        assert where.describe().startswith("this process")
 
 
 def test_here_failure_names_the_run():
@@ -155,7 +153,8 @@ def test_scheduler_address_for_the_command_line(cluster2):
             "print(sorted({pid for pid, _ in run_chunkwise(cluster_tasks.where, range(6), progress=False)}))\n")
     env = {**os.environ, "DASK_SCHEDULER_ADDRESS": cluster2.scheduler_address,
            "PYTHONPATH": os.path.dirname(__file__)}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out[0].startswith(f"dask distributed at {cluster2.scheduler_address}: 2 workers")
@@ -180,20 +179,20 @@ def test_worker_killed_once_the_run_completes(cluster2, tmp_path):
 @pytest.mark.cluster
 def test_worker_killed_every_time_fails_clearly():
     """A task that kills every worker that runs it ends the run with a clear ToolError."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        with _cluster(2) as cluster, distributed.Client(cluster) as client:
-            # the culprit, or a task that shared its worker when it died
-            with pytest.raises(ToolError, match=r"^rewrite: chunk \d: the workers running it died, 2 times"):
-                run_chunkwise(cluster_tasks.kill_always, [(i, 3) for i in range(8)], client=client,
-                              label="rewrite", progress=False, describe=lambda run: f"chunk {run[0]}")
+    # the culprit, or a task that shared its worker when it died
+    with (dask.config.set({"distributed.scheduler.allowed-failures": 1}), _cluster(2) as cluster,
+          distributed.Client(cluster) as client,
+          pytest.raises(ToolError, match=r"^rewrite: chunk \d: the workers running it died, 2 times")):
+        run_chunkwise(cluster_tasks.kill_always, [(i, 3) for i in range(8)], client=client,
+                      label="rewrite", progress=False, describe=lambda run: f"chunk {run[0]}")
 
 
 @pytest.mark.cluster
 def test_task_error_on_the_cluster(cluster2):
-    with distributed.Client(cluster2) as client:
-        with pytest.raises(ToolError, match=r"^verify: \(4, 4\) failed \(ValueError: chunk 4 is corrupt\)$"):
-            run_chunkwise(cluster_tasks.fail_at, [(i, 4) for i in range(30)], client=client, label="verify",
-                          progress=False)
+    with (distributed.Client(cluster2) as client,
+          pytest.raises(ToolError, match=r"^verify: \(4, 4\) failed \(ValueError: chunk 4 is corrupt\)$")):
+        run_chunkwise(cluster_tasks.fail_at, [(i, 4) for i in range(30)], client=client, label="verify",
+                      progress=False)
 
 
 @pytest.mark.cluster

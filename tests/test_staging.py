@@ -11,13 +11,12 @@ import sys
 
 import numpy as np
 import pytest
+import xarray as xr
 import zarr
-
 from s3server import ACCESS_KEY, SECRET_KEY
+
 from numcodecs_ext.tools.staging import METADATA_NAMES, LocationStore, StagedStore, commit_order
 from numcodecs_ext.tools.storage import Location
-
-import xarray as xr  # noqa: E402 - the test extra installs it
 
 
 @pytest.fixture(params=["local", "s3", "zarr-memory"])

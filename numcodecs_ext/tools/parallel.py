@@ -201,7 +201,7 @@ def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[
         for i, run in enumerate(runs):
             try:
                 results[i] = func(run)
-            except Exception as e:  # noqa: BLE001 - said as the tools' error
+            except Exception as e:
                 raise _failure(label, describe(run), e) from e
             bar.advance(sizes[i], counts[i])
         return results
