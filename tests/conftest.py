@@ -30,3 +30,32 @@ def kernels(request):
     _native.ENABLED = request.param == "compiled"
     yield request.param
     _native.ENABLED = saved
+
+
+# -- a real S3 API on 127.0.0.1 (tests/s3server.py) ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_service():
+    """moto's server (a subprocess) with the counting proxy in front, for the whole session."""
+    from s3server import CountingProxy, MotoServer, admin_filesystem
+
+    server = MotoServer().start()
+    proxy = CountingProxy(server.endpoint).start()
+    yield server, proxy, admin_filesystem(server)
+    proxy.stop()
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_service, monkeypatch):
+    """A fresh, empty bucket on the session's S3 server, reached through the counting proxy,
+    with the standard AWS_* variables set (clients find the endpoint and credentials the way
+    they find a user's)."""
+    from s3server import S3Bucket, s3_environment
+
+    server, proxy, admin = s3_service
+    server.reset()
+    for name, value in s3_environment(proxy.endpoint).items():
+        monkeypatch.setenv(name, value)
+    return S3Bucket(server, proxy, fs=admin)

@@ -37,7 +37,7 @@ from zarr.storage import WrapperStore
 
 from .storage import Location
 
-__all__ = ["METADATA_NAMES", "StagedStore", "commit_order", "is_metadata_key"]
+__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key"]
 
 #: the documents zarr v3 and v2 keep per node (and v2's consolidated metadata)
 METADATA_NAMES = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
@@ -67,54 +67,55 @@ def commit_order(keys: Iterable[str], documents: dict[str, bytes] | None = None)
     return sorted(keys, key=rank)
 
 
-class StagedStore(WrapperStore):
-    """A zarr store over ``location`` that writes chunks through and holds metadata documents
-    in memory until :meth:`commit`.
+class LocationStore(WrapperStore):
+    """The zarr store of a :class:`Location` (zarr's LocalStore, FsspecStore, or the store
+    object itself) with the tools' errors: whatever the storage library raises while zarr or
+    xarray reads or writes through it becomes a StorageError / StoreNotFound / AccessDenied
+    naming the object by its display form, never a credential.
 
-    Parameters
-    ----------
-    location : Location
-        Where the store lives.
-    read_only : bool
-        Open the underlying store read-only (metadata can still be staged: a way to read an
-        array under metadata that is not written yet).
+    It pickles as its Location (storage options included: dask workers need them to reach the
+    store), and shows only the display form.
     """
 
-    def __init__(self, location: Location | Any, *, read_only: bool = False,
-                 _staged: dict[str, bytes] | None = None, _store: Any = None) -> None:
+    def __init__(self, location: Location | Any, *, read_only: bool = True, _store: Any = None) -> None:
         self.location = Location.parse(location)
         super().__init__(_store if _store is not None else self.location.zarr_store(read_only=read_only))
-        self.staged: dict[str, bytes] = {} if _staged is None else _staged
 
-    def _with_store(self, store: Any) -> StagedStore:
-        return type(self)(self.location, _staged=self.staged, _store=store)
+    def _with_store(self, store: Any) -> LocationStore:
+        return type(self)(self.location, _store=store)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self.location.url, dict(self.location.storage_options), self.read_only,
-                           dict(self.staged)))
+        return (_rebuild_location_store, (self.location, self.read_only))
 
-    # -- what zarr calls ----------------------------------------------------------------------
+    def _fault(self, e: BaseException, key: str, action: str) -> BaseException:
+        return self.location.fault(e, key, action)
 
     async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
-        if is_metadata_key(key) and key in self.staged:
-            data = self.staged[key]
-            if byte_range is not None:
-                data = _slice(data, byte_range)
-            return prototype.buffer.from_bytes(data)
-        return await self._store.get(key, prototype, byte_range)
+        try:
+            return await self._store.get(key, prototype, byte_range)
+        except Exception as e:  # noqa: BLE001 - said the tools' way
+            raise self._fault(e, key, "read") from None
 
     async def get_partial_values(self, prototype: Any, key_ranges: Iterable[tuple[str, Any]]) -> list[Any]:
         return [await self.get(key, prototype, byte_range) for key, byte_range in key_ranges]
 
     async def exists(self, key: str) -> bool:
-        return key in self.staged or await self._store.exists(key)
+        try:
+            return await self._store.exists(key)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "check") from None
+
+    async def getsize(self, key: str) -> int:
+        try:
+            return await self._store.getsize(key)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "find the size of") from None
 
     async def set(self, key: str, value: Any) -> None:
-        if is_metadata_key(key):
-            self._check_writable()
-            self.staged[key] = value.to_bytes()
-            return
-        await self._store.set(key, value)
+        try:
+            await self._store.set(key, value)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "write") from None
 
     async def set_if_not_exists(self, key: str, value: Any) -> None:
         if not await self.exists(key):
@@ -125,48 +126,158 @@ class StagedStore(WrapperStore):
             await self.set(key, value)
 
     async def delete(self, key: str) -> None:
+        try:
+            await self._store.delete(key)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "remove") from None
+
+    async def delete_dir(self, prefix: str) -> None:
+        try:
+            await self._store.delete_dir(prefix)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, prefix, "remove") from None
+
+    async def is_empty(self, prefix: str) -> bool:
+        try:
+            return await self._store.is_empty(prefix)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, prefix, "list") from None
+
+    async def _listed(self, listing: AsyncIterator[str], prefix: str) -> AsyncIterator[str]:
+        try:
+            async for key in listing:
+                yield key
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, prefix, "list") from None
+
+    def list(self) -> AsyncIterator[str]:
+        return self._listed(self._store.list(), "")
+
+    def list_prefix(self, prefix: str) -> AsyncIterator[str]:
+        return self._listed(self._store.list_prefix(prefix), prefix)
+
+    def list_dir(self, prefix: str) -> AsyncIterator[str]:
+        return self._listed(self._store.list_dir(prefix), prefix)
+
+    # zarr >= 3.4 reads and writes chunks synchronously where the store can
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
+        try:
+            return self._store.get_sync(key, prototype=prototype, byte_range=byte_range)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "read") from None
+
+    def set_sync(self, key: str, value: Any) -> None:
+        try:
+            self._store.set_sync(key, value)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "write") from None
+
+    def delete_sync(self, key: str) -> None:
+        try:
+            self._store.delete_sync(key)
+        except Exception as e:  # noqa: BLE001
+            raise self._fault(e, key, "remove") from None
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._store == other._store  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location.display!r})"
+
+    def __str__(self) -> str:
+        return self.location.display
+
+
+class StagedStore(LocationStore):
+    """A zarr store over ``location`` that writes chunks through and holds metadata documents
+    in memory until :meth:`commit`.
+
+    Parameters
+    ----------
+    location : Location
+        Where the store lives (a Location, or anything :meth:`Location.parse` takes).
+    read_only : bool
+        Open the underlying store read-only (metadata can still be staged: a way to read an
+        array under metadata that is not written yet).
+    """
+
+    def __init__(self, location: Location | Any, *, read_only: bool = False,
+                 _staged: dict[str, bytes] | None = None, _store: Any = None) -> None:
+        super().__init__(location, read_only=read_only, _store=_store)
+        self.staged: dict[str, bytes] = {} if _staged is None else _staged
+
+    def _with_store(self, store: Any) -> StagedStore:
+        return type(self)(self.location, _staged=self.staged, _store=store)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.location, self.read_only, dict(self.staged)))
+
+    # -- what zarr calls ----------------------------------------------------------------------
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        if is_metadata_key(key) and key in self.staged:
+            data = self.staged[key]
+            if byte_range is not None:
+                data = _slice(data, byte_range)
+            return prototype.buffer.from_bytes(data)
+        return await super().get(key, prototype, byte_range)
+
+    async def exists(self, key: str) -> bool:
+        return key in self.staged or await super().exists(key)
+
+    async def set(self, key: str, value: Any) -> None:
+        if is_metadata_key(key):
+            self._check_writable()
+            self.staged[key] = value.to_bytes()
+            return
+        await super().set(key, value)
+
+    async def delete(self, key: str) -> None:
         if key in self.staged:
             del self.staged[key]
             return
-        await self._store.delete(key)
+        await super().delete(key)
 
     async def delete_dir(self, prefix: str) -> None:
-        prefix = prefix.rstrip("/") + "/" if prefix else ""
-        for key in [k for k in self.staged if k.startswith(prefix)]:
+        start = prefix.rstrip("/") + "/" if prefix else ""
+        for key in [k for k in self.staged if k.startswith(start)]:
             del self.staged[key]
-        await self._store.delete_dir(prefix.rstrip("/"))
+        await super().delete_dir(prefix.rstrip("/"))
 
     async def is_empty(self, prefix: str) -> bool:
         start = prefix.rstrip("/") + "/" if prefix else ""
         if any(k.startswith(start) for k in self.staged):
             return False
-        return await self._store.is_empty(prefix)
+        return await super().is_empty(prefix)
 
     async def list(self) -> AsyncIterator[str]:
         seen = set()
-        async for key in self._store.list():
+        async for key in super().list():
             seen.add(key)
             yield key
-        for key in self.staged:
+        for key in list(self.staged):
             if key not in seen:
                 yield key
 
     async def list_prefix(self, prefix: str) -> AsyncIterator[str]:
         seen = set()
-        async for key in self._store.list_prefix(prefix):
+        async for key in super().list_prefix(prefix):
             seen.add(key)
             yield key
-        for key in self.staged:
+        for key in list(self.staged):
             if key.startswith(prefix) and key not in seen:
                 yield key
 
     async def list_dir(self, prefix: str) -> AsyncIterator[str]:
         start = prefix.rstrip("/") + "/" if prefix else ""
         seen = set()
-        async for key in self._store.list_dir(prefix):
+        async for key in super().list_dir(prefix):
             seen.add(key)
             yield key
-        for key in self.staged:
+        for key in list(self.staged):
             if key.startswith(start):
                 child = key[len(start):].split("/", 1)[0]
                 if child not in seen:
@@ -192,12 +303,13 @@ class StagedStore(WrapperStore):
     def __repr__(self) -> str:
         return f"StagedStore({self.location.display!r}, {len(self.staged)} staged)"
 
-    def __str__(self) -> str:
-        return self.location.display
+
+def _rebuild_location_store(location: Location, read_only: bool) -> LocationStore:
+    return LocationStore(location, read_only=read_only)
 
 
-def _rebuild(url: str, options: dict[str, Any], read_only: bool, staged: dict[str, bytes]) -> StagedStore:
-    return StagedStore(Location.parse(url, storage_options=options), read_only=read_only, _staged=staged)
+def _rebuild(location: Location, read_only: bool, staged: dict[str, bytes]) -> StagedStore:
+    return StagedStore(location, read_only=read_only, _staged=staged)
 
 
 def _slice(data: bytes, byte_range: Any) -> bytes:

@@ -6,16 +6,29 @@ through a Location, so that what it promises holds wherever the data lives:
 
 * ``write`` replaces an object whole: on a local disk through a temporary file and an atomic
   rename (an interrupted write leaves the old object or none, never half of one); on object
-  stores one PUT, which is atomic there.
+  stores one PUT (or one completed multipart upload), which is atomic there.
 * ``flush`` makes what was written durable before the metadata that claims it is written.
 * ``walk`` lists every object with its size; on a local disk it follows directory links once,
   so a link loop cannot make it run forever, and reports dangling links instead of failing.
-* ``copy_to`` copies server-side where both ends are one filesystem (S3 ``CopyObject``).
-* ``overlaps`` says whether two locations share any object, links resolved, so that a tool
-  can refuse to write into its own source.
+  On object stores a location is a prefix (there are no directories): ``isdir`` says whether
+  any object lies below it.
+* ``copy_to`` / ``copy_many`` copy server-side where both ends are one filesystem (S3
+  ``CopyObject``: no byte passes through this process).
+* ``overlaps`` says whether two locations share any object (links resolved; different
+  endpoints never overlap), so that a tool can refuse to write into its own source.
 
-Credentials come from the usual places (``AWS_*`` variables, fsspec's configuration) or
-``storage_options``; they never appear in :attr:`Location.display` or in an error message.
+The backends (local disk, any fsspec filesystem, any zarr store object) are in
+:mod:`numcodecs_ext.tools.backends`.
+
+Credentials come from the usual places (the ``AWS_*`` variables including
+``AWS_ENDPOINT_URL``, which botocore reads for s3fs; fsspec's configuration) or
+``storage_options`` (the CLI's ``--storage-options JSON``). They never appear in
+:attr:`Location.display`, ``repr``, ``str`` or an error message: what fails is said as a
+:class:`StorageError` (exit status 1) or, for a bucket that does not exist or access that is
+denied, a :class:`StoreNotFound` / :class:`AccessDenied` (usage errors, exit status 2), each
+naming the location by its display form. Timeouts and retries are the client's (botocore
+retries a refused connection a few times, for seconds, then fails); ``storage_options`` can
+change them (``{"config_kwargs": {"connect_timeout": 5, "retries": {"max_attempts": 2}}}``).
 
 Examples
 --------
@@ -26,140 +39,300 @@ Examples
 (b'{}', ['a/zarr.json'])
 >>> loc.child("a").overlaps(loc), Location.parse("memory://elsewhere").overlaps(loc)
 (True, False)
+>>> Location.parse("https://user:secret@example.org/data.zarr?sig=abc&v=2")
+Location('https://example.org/data.zarr?sig=***&v=2')
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import json
 import os
-import re
-import shutil
-import stat
-import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from .backends import FsspecBackend, Listing, LocalBackend, protocols
 from .errors import UsageError
+from .faults import (
+    AccessDenied,
+    ObjectNotFound,
+    StorageError,
+    StoreNotFound,
+    Unreachable,
+    _secrets,
+    _url_secrets,
+    _userinfo,
+    fault,
+    redact,
+)
+from .zarrstores import ZarrStoreBackend
 
-__all__ = ["Listing", "Location"]
+__all__ = [
+    "AccessDenied",
+    "Listing",
+    "Location",
+    "ObjectNotFound",
+    "StorageError",
+    "StoreNotFound",
+    "Unreachable",
+    "add_storage_options_argument",
+    "fault",
+    "parse_storage_options",
+    "redact",
+]
 
 _PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
              "abfss": "adlfs", "adl": "adlfs", "http": "aiohttp and requests", "https": "aiohttp and requests"}
 
 
-def _strip_credentials(url: str) -> str:
-    """``url`` without a ``user:password@`` part."""
-    return re.sub(r"(?<=://)[^/@]*@", "", url)
+# schemes whose URLs never carry credentials: a user:password@ there is a mistake to refuse
+_NO_USERINFO = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"}
 
 
-@dataclass
-class Listing:
-    """Every object under a location: ``{relative key: size}``, and what could not be listed."""
+# -- storage options -------------------------------------------------------------------------------
 
-    files: dict[str, int] = field(default_factory=dict)
-    problems: list[tuple[str, str]] = field(default_factory=list)
+# Object-store filesystems cache listings per instance. zarr's FsspecStore holds an instance of
+# its own, so a listing cached by one goes stale when the other writes (zarr then reads a
+# document written a moment ago as missing). The tools keep no listing cache there.
+_LISTING_CACHES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}
 
 
-@dataclass(frozen=True, eq=False)
+def object_store_defaults(scheme: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with the tools' defaults for object stores, each unless the options set it:
+    no listing cache (see above); on S3, reads of one request each (s3fs >= 2025 asks an
+    object's size with a HEAD before every whole-object read, to split large ones into
+    concurrent ranges; zarr's chunks are read whole, so that doubles the requests per chunk)."""
+    out = dict(options)
+    if scheme in _LISTING_CACHES:
+        out.setdefault("use_listings_cache", False)
+    if scheme in ("s3", "s3a"):
+        out.setdefault("max_concurrency", 1)
+    return out
+
+
+def parse_storage_options(text: str | None, *, flag: str = "--storage-options") -> dict[str, Any]:
+    """The ``--storage-options JSON`` argument as a dict for fsspec (``{}`` for None/empty).
+
+    UsageError on anything but a JSON object, and on an ``anon`` that is not true/false. The
+    message never repeats the text (it may hold a secret).
+
+    >>> parse_storage_options('{"anon": true}')
+    {'anon': True}
+    >>> parse_storage_options('{"anon": "yes"}')
+    Traceback (most recent call last):
+    ...
+    numcodecs_ext.tools.errors.UsageError: --storage-options: "anon" must be true or false (JSON), not a str
+    """
+    if text is None or not str(text).strip():
+        return {}
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{flag}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
+                         """give a JSON object, e.g. '{"anon": true}' or '{"profile": "name"}'""") from None
+    if not isinstance(options, dict):
+        raise UsageError(f"{flag}: a JSON object is needed (e.g. "
+                         f"""'{{"anon": true}}'), not a JSON {type(options).__name__}""")
+    if "anon" in options and not isinstance(options["anon"], bool):
+        raise UsageError(f'{flag}: "anon" must be true or false (JSON), not a '
+                         f"{type(options['anon']).__name__}")
+    return options
+
+
+def add_storage_options_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--storage-options JSON`` (``args.storage_options``, parsed by
+    :func:`parse_storage_options`) to a command's parser."""
+    parser.add_argument(
+        "--storage-options", metavar="JSON", default=None,
+        help="options for the filesystem of URL arguments, as a JSON object passed to fsspec, "
+             """e.g. '{"anon": true}' for a public bucket or '{"profile": "name"}'. Credentials and """
+             "endpoints otherwise come from the standard configuration (AWS_* variables including "
+             "AWS_ENDPOINT_URL, fsspec's configuration files).")
+
+
+# -- locations -------------------------------------------------------------------------------------
+
+
 class Location:
-    """A place in a filesystem (``fs``, an fsspec filesystem) at ``root``; ``display`` is how
-    messages name it (credentials removed)."""
+    """A place in a storage backend, at ``root``; ``display`` is how messages name it
+    (credentials removed).
 
-    fs: Any
-    root: str
-    display: str
-    url: str
-    storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    Make one with :meth:`parse`. ``root`` is the backend's own path: an absolute path on a
+    local disk, ``bucket/prefix`` for object stores, a key prefix in a zarr store object.
+    """
+
+    __slots__ = ("_backend", "_hidden", "_url", "display", "root")
+
+    def __init__(self, backend: Any, root: str, display: str, url: str | None = None) -> None:
+        self._backend = backend
+        self.root = root
+        self._url = url
+        #: every credential this location knows of, removed from whatever it says
+        self._hidden = tuple(_secrets(getattr(backend, "options", None)) + _url_secrets(url))
+        self.display = redact(display, secrets=self._hidden)
 
     # -- making one ---------------------------------------------------------------------------
 
     @classmethod
     def parse(cls, target: Any, *, storage_options: Mapping[str, Any] | None = None) -> Location:
         """A Location for ``target``: a local path, an fsspec URL (``s3://``, ``gs://``,
-        ``az://``, ``memory://``, ``https://`` ...), a zarr ``LocalStore``/``FsspecStore``, or a
-        Location. UsageError names an unknown scheme or the package a scheme needs."""
+        ``az://``, ``memory://``, ``zip://``, ``https://`` ...), a zarr store object (any:
+        ``LocalStore``, ``FsspecStore``, ``MemoryStore``, ``ZipStore``, ``ObjectStore`` ...) or
+        ``StorePath``, or a Location. UsageError names an unknown scheme or the package a
+        scheme needs."""
         if isinstance(target, Location):
             return target
         options = dict(storage_options or {})
         if isinstance(target, str) and not target.strip():
             raise UsageError("an empty path: give the path or URL of a store or file")
-        store = _from_zarr_store(target)
+        store = _from_zarr(target)
         if store is not None:
             return store
         if isinstance(target, os.PathLike) or (isinstance(target, str) and "://" not in target
                                                 and "::" not in target):
-            from fsspec.implementations.local import LocalFileSystem
-
             path = os.path.abspath(os.path.expanduser(os.fspath(target)))
-            return cls(LocalFileSystem(), path, os.fspath(target), path, options)
+            return cls(LocalBackend(), path, redact(os.fspath(target)))
         if not isinstance(target, str):
-            raise UsageError(f"{type(target).__name__} is not a path, URL or zarr store")
-        display = _strip_credentials(target)
+            raise UsageError(f"a {type(target).__name__} is not a path, URL or zarr store")
+        display = redact(target, options)
         scheme = target.split("://", 1)[0].split("::")[-1].lower()
+        if _userinfo(target) and scheme in _NO_USERINFO:
+            raise UsageError(f"{display}: {scheme}:// URLs cannot carry credentials (user:password@); "
+                             "give them through the standard configuration (AWS_* variables, fsspec's "
+                             "configuration) or --storage-options")
+        for endpoint in (options.get("endpoint_url"), (options.get("client_kwargs") or {}).get("endpoint_url")):
+            if isinstance(endpoint, str) and _userinfo(endpoint):
+                raise UsageError(f"{display}: the endpoint URL {redact(endpoint, options)} cannot carry "
+                                 "credentials (user:password@); give them as key/secret in --storage-options "
+                                 "or through the AWS_* variables")
+        if scheme in ("http", "https") and _url_secrets(target):
+            target, options = _basic_auth(target, options)
         try:
             from fsspec.core import url_to_fs
 
-            fs, root = url_to_fs(target, **options)
+            fs, root = url_to_fs(target, **object_store_defaults(scheme, options))
         except ImportError as e:
             package = _PACKAGES.get(scheme) or getattr(e, "name", None)
             if package:
                 raise UsageError(f"{display}: {scheme}:// URLs need {package} "
-                                 f"(pip install {package.split(' and ')[0]}): {e}") from None
-            raise UsageError(f"{display}: {scheme}:// URLs need a package that is not installed: {e}") from None
+                                 f"(pip install {package.split(' and ')[0]}): {redact(str(e), options)}") from None
+            raise UsageError(f"{display}: {scheme}:// URLs need a package that is not installed: "
+                             f"{redact(str(e), options)}") from None
         except ValueError as e:
             if "Protocol not known" in str(e):
                 raise UsageError(f"{display}: unknown URL scheme {scheme!r}; use a local path or an "
                                  "fsspec URL such as s3://, gs://, az://, memory://") from None
-            raise UsageError(f"{display}: {e}") from None
+            raise UsageError(f"{display}: {redact(str(e), options)}") from None
+        except TypeError as e:
+            raise UsageError(f"{display}: storage options not accepted by the {scheme}:// filesystem "
+                             f"({redact(str(e), options)})") from None
         except FileNotFoundError as e:
             raise UsageError(f"{display}: {e.strerror or 'no such file'}"
-                             + (f": {e.filename}" if e.filename else "")) from None
+                             + (f": {redact(str(e.filename), options)}" if e.filename else "")) from None
         except OSError as e:
-            raise UsageError(f"{display}: {e}") from None
+            raise UsageError(f"{display}: {redact(str(e), options)}") from None
         except Exception as e:  # noqa: BLE001 - fsspec backends raise anything on a URL they cannot take
-            raise UsageError(f"{display}: not a usable URL ({type(e).__name__}: {e})") from None
-        return cls(fs, root.rstrip("/") or root, display, target, options)
+            raise UsageError(f"{display}: not a usable URL ({type(e).__name__}: "
+                             f"{redact(str(e), options)})") from None
+        if "file" in protocols(fs) and "::" not in target:
+            return cls(LocalBackend(), os.path.abspath(root), display)
+        return cls(FsspecBackend(fs, options), root.rstrip("/") or root, display, target)
 
     def child(self, key: str) -> Location:
         """The location ``key`` below this one."""
         key = key.strip("/")
         if not key:
             return self
-        return Location(self.fs, self._path(key), f"{self.display.rstrip('/')}/{key}",
-                        f"{self.url.rstrip('/')}/{key}", self.storage_options)
+        url = f"{self._url.rstrip('/')}/{key}" if self._url is not None else None
+        return Location(self._backend, self._backend.join(self.root, key),
+                        f"{self.display.rstrip('/')}/{key}", url)
 
     # -- facts --------------------------------------------------------------------------------
 
     @property
+    def fs(self) -> Any:
+        """The fsspec filesystem (None for a zarr store object)."""
+        return self._backend.fs
+
+    @property
+    def url(self) -> str:
+        """A URL or path that opens this location again (it may hold credentials: never show
+        it; :attr:`display` is for messages)."""
+        if self._url is not None:
+            return self._url
+        return self.root if self.is_local else self.display
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        return dict(getattr(self._backend, "options", {}))
+
+    @property
+    def kind(self) -> str:
+        """"local", "fsspec" or "zarr" (a zarr store object)."""
+        return self._backend.kind
+
+    @property
     def is_local(self) -> bool:
-        return "file" in _protocols(self.fs)
+        return self._backend.kind == "local"
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether other processes (dask workers) see what is written here: not for in-memory
+        stores, which live in one process."""
+        return bool(self._backend.shared)
 
     def _path(self, key: str = "") -> str:
+        return self._backend.join(self.root, key)
+
+    def _where(self, key: str = "") -> str:
         key = key.strip("/")
-        if not key:
-            return self.root
-        return f"{self.root.rstrip('/')}/{key}" if self.root not in ("", "/") else f"{self.root}{key}"
+        return f"{self.display.rstrip('/')}/{key}" if key else self.display
+
+    def fault(self, e: BaseException, key: str = "", action: str = "access") -> BaseException:
+        """The tools' error (:func:`fault`) for ``e``, raised by a storage library while
+        ``action`` on ``key`` of this location: its display form, no credential."""
+        return fault(e, self._where(key), action, options=self.storage_options,
+                     secrets=self._hidden, bucket=self._bucket())
+
+    @contextlib.contextmanager
+    def _faults(self, action: str, key: str = "") -> Iterator[None]:
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - every backend's errors, said the tools' way
+            raise self.fault(e, key, action) from None
+
+    def _bucket(self) -> str | None:
+        if self.kind != "fsspec" or self.root.startswith("/"):
+            return None
+        return self._backend.resolve(self.root).split("/", 1)[0] or None
 
     def exists(self, key: str = "") -> bool:
-        return bool(self.fs.exists(self._path(key)))
+        """Whether an object or, on object stores, any object below the prefix, is there."""
+        with self._faults("check", key):
+            return self._backend.exists(self._path(key))
 
     def isdir(self, key: str = "") -> bool:
-        return bool(self.fs.isdir(self._path(key)))
+        """A directory; on object stores a prefix with objects below it."""
+        with self._faults("check", key):
+            return self._backend.isdir(self._path(key))
 
     def isfile(self, key: str = "") -> bool:
-        return bool(self.fs.isfile(self._path(key)))
+        with self._faults("check", key):
+            return self._backend.isfile(self._path(key))
 
     def size(self, key: str) -> int:
-        return int(self.fs.size(self._path(key)))
+        with self._faults("find the size of", key):
+            return self._backend.size(self._path(key))
 
     def resolved(self) -> str:
         """The root with links resolved (local), to compare locations."""
-        return os.path.realpath(self.root) if self.is_local else self.root.rstrip("/")
+        return self._backend.resolve(self.root)
 
     def overlaps(self, other: Location) -> bool:
-        """Whether one location lies within the other (or they are the same), links resolved."""
-        if _protocols(self.fs) != _protocols(other.fs):
+        """Whether one location lies within the other (or they are the same), links resolved.
+        Locations on different backends or endpoints never overlap."""
+        if self._backend.identity() != other._backend.identity():
             return False
         a, b = self.resolved().rstrip("/") + "/", other.resolved().rstrip("/") + "/"
         return a.startswith(b) or b.startswith(a)
@@ -167,165 +340,160 @@ class Location:
     # -- reading ------------------------------------------------------------------------------
 
     def read(self, key: str) -> bytes:
-        return bytes(self.fs.cat_file(self._path(key)))
+        """The object ``key`` whole (ObjectNotFound if it is not there)."""
+        with self._faults("read", key):
+            return self._backend.read(self._path(key))
+
+    def read_many(self, keys: Sequence[str]) -> dict[str, bytes | StorageError | UsageError]:
+        """``{key: bytes}`` for many objects at once (concurrent requests on object stores);
+        an object that cannot be read maps to its error (ObjectNotFound ...), not raised."""
+        paths = {self._path(k): k for k in keys}
+        with self._faults("read"):
+            got = self._backend.read_many(list(paths))
+        out: dict[str, Any] = {}
+        for path, key in paths.items():
+            value = got[path]
+            if isinstance(value, BaseException):
+                value = self.fault(value, key, "read")
+            out[key] = value
+        return out
 
     def walk(self, key: str = "") -> Listing:
         """Every object below ``key`` with its size, keys relative to this location."""
-        if self.is_local:
-            return _walk_local(Path(self._path(key)), Path(self.root))
-        listing = Listing()
-        base = self.root.rstrip("/")
-        try:
-            found = self.fs.find(self._path(key), detail=True)
-        except FileNotFoundError:
-            return listing
-        for path, info in found.items():
-            if info.get("type", "file") != "file":
-                continue
-            rel = path[len(base):].lstrip("/") if path.startswith(base) else path
-            listing.files[rel] = int(info.get("size") or 0)
-        return listing
+        with self._faults("list", key):
+            return self._backend.walk(self._path(key), self.root)
 
     # -- writing ------------------------------------------------------------------------------
 
     def write(self, key: str, data: bytes) -> None:
         """Put ``data`` at ``key`` whole: the object is replaced atomically (a local temporary
         file renamed over it; one PUT on object stores)."""
-        path = self._path(key)
-        if not self.is_local:
-            self.fs.pipe_file(path, bytes(data))
-            return
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.partial")
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-            raise
+        with self._faults("write", key):
+            self._backend.write(self._path(key), data)
+
+    def server_side(self, other: Location) -> bool:
+        """Whether :meth:`copy_to` ``other`` copies without the bytes passing through this
+        process (one filesystem, one set of credentials)."""
+        a, b = self._backend, other._backend
+        if a is b or (a.kind == b.kind == "local"):
+            return True
+        return (a.kind == b.kind == "fsspec" and a.fs is b.fs)
 
     def copy_to(self, key: str, other: Location, other_key: str) -> None:
         """Copy the object ``key`` to ``other_key`` of ``other``, whole (as :meth:`write`):
-        server-side where both are one filesystem, else through this process."""
-        if self.is_local and other.is_local:
-            target = other._path(other_key)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{target}.{uuid.uuid4().hex[:12]}.partial"
-            try:
-                shutil.copyfile(self._path(key), tmp)
-                os.replace(tmp, target)
-            except BaseException:
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
-                raise
-        elif self.fs is other.fs:
-            self.fs.copy(self._path(key), other._path(other_key))
+        server-side where :meth:`server_side`, else through this process."""
+        if self.server_side(other):
+            with self._faults("copy", key):
+                self._backend.copy(self._path(key), other._path(other_key))
         else:
             other.write(other_key, self.read(key))
 
+    def copy_many(self, keys: Sequence[str], other: Location, other_keys: Sequence[str] | None = None) -> None:
+        """Copy many objects to ``other`` (same keys unless ``other_keys``): server-side and
+        concurrent where possible. Raises the first failure (StorageError ...) after trying
+        them all."""
+        other_keys = list(keys) if other_keys is None else list(other_keys)
+        if len(other_keys) != len(keys):
+            raise ValueError("copy_many: as many destination keys as keys are needed")
+        if not self.server_side(other):
+            for key, other_key in zip(keys, other_keys):
+                self.copy_to(key, other, other_key)
+            return
+        pairs = [(self._path(k), other._path(o)) for k, o in zip(keys, other_keys)]
+        with self._faults("copy"):
+            failed = self._backend.copy_many(pairs)
+        if failed:
+            back = {p: k for p, k in zip((s for s, _ in pairs), keys)}
+            first, error = next(iter(failed.items()))
+            raise self.fault(error, back.get(first, first),
+                             f"copy ({len(failed)} of {len(pairs)} objects failed)")
+
     def remove(self, key: str) -> None:
-        path = self._path(key)
-        if self.fs.exists(path):
-            self.fs.rm_file(path)
+        """Delete the object ``key`` (nothing if it is not there)."""
+        with self._faults("remove", key):
+            self._backend.remove(self._path(key))
+
+    def remove_tree(self, key: str = "") -> None:
+        """Delete everything at and below ``key``."""
+        with self._faults("remove", key):
+            self._backend.remove_tree(self._path(key))
 
     def flush(self) -> None:
         """Make everything written so far durable before metadata claims it (local disks: the
         kernel's buffers to disk; an object store has nothing buffered once a PUT returned)."""
-        if self.is_local and hasattr(os, "sync"):
-            os.sync()
+        with self._faults("flush"):
+            self._backend.flush()
 
     # -- zarr ---------------------------------------------------------------------------------
 
     def zarr_store(self, *, read_only: bool = True) -> Any:
-        """A zarr store over this location (zarr's LocalStore or FsspecStore)."""
-        from zarr.storage import FsspecStore, LocalStore
+        """A zarr store over this location (LocalStore, FsspecStore, or the store object
+        itself, seen from this location's prefix)."""
+        with self._faults("open"):
+            if self.kind == "fsspec":
+                return self._backend.zarr_store(self.root, read_only=read_only, url=self._url)
+            return self._backend.zarr_store(self.root, read_only=read_only)
 
-        if self.is_local:
-            return LocalStore(self.root, read_only=read_only)
-        return FsspecStore.from_url(self.url, storage_options=dict(self.storage_options) or None,
-                                    read_only=read_only)
+    # -- pickling and showing -----------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # dask workers rebuild the location (with its storage options: they need them)
+        return (_rebuild, (self._backend.reduce(), self.root, self.display, self._url))
+
+    def __repr__(self) -> str:
+        return f"Location({self.display!r})"
 
     def __str__(self) -> str:
         return self.display
 
 
-def _protocols(fs: Any) -> tuple[str, ...]:
-    protocol = fs.protocol
-    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
+def _basic_auth(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An http(s) URL's ``user:password@`` moved into a basic-auth header of the client, so
+    that no URL the libraries handle (and log, at debug level) carries it."""
+    import base64
+    from urllib.parse import unquote
+
+    userinfo = _userinfo(url)[0]
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    client_kwargs = dict(options.get("client_kwargs", {}))
+    client_kwargs["headers"] = {**client_kwargs.get("headers", {}), "Authorization": f"Basic {token}"}
+    return url.replace(f"://{userinfo}@", "://", 1), {**options, "client_kwargs": client_kwargs}
 
 
-def _from_zarr_store(target: Any) -> Location | None:
-    """A Location for zarr's LocalStore or FsspecStore, None for anything else; other store
-    objects are refused with what to pass instead."""
+def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None) -> Location:
+    make, args = backend
+    return Location(make(*args), root, display, url)
+
+
+def _from_zarr(target: Any) -> Location | None:
+    """A Location for a zarr store object or StorePath, None for anything else."""
     try:
         from zarr.abc.store import Store
-        from zarr.storage import FsspecStore, LocalStore
+        from zarr.storage import FsspecStore, LocalStore, StorePath
     except ImportError:  # pragma: no cover - zarr is a dependency
         return None
+    if isinstance(target, StorePath):
+        base = Location.parse(target.store)
+        return base.child(target.path) if target.path else base
     if not isinstance(target, Store):
         return None
+    from .staging import LocationStore
+
+    if isinstance(target, LocationStore):
+        return target.location
     if isinstance(target, LocalStore):
         return Location.parse(str(target.root))
     if isinstance(target, FsspecStore):
         import fsspec
 
+        fs = getattr(target.fs, "sync_fs", None)
         options = dict(getattr(target.fs, "storage_options", {}) or {})
         options.pop("asynchronous", None)
-        protocol = _protocols(target.fs)[0]
-        fs = fsspec.filesystem(protocol, **options)
+        protocol = protocols(target.fs)[0]
+        if fs is None:
+            fs = fsspec.filesystem(protocol, **options)
         path = target.path.rstrip("/")
         url = f"{protocol}://{path.lstrip('/')}" if protocol != "memory" else f"memory://{path}"
-        return Location(fs, path, _strip_credentials(url), url, options)
-    raise UsageError(f"a {type(target).__name__} cannot be used here: pass a local path, an fsspec "
-                     "URL, or a zarr LocalStore/FsspecStore")
-
-
-def _walk_local(start: Path, root: Path) -> Listing:
-    """os.walk following directory links, each directory once (a link loop ends), dangling
-    links and unreadable directories reported, not raised."""
-    listing = Listing()
-    seen: set[tuple[int, int]] = set()
-    if not start.exists():
-        return listing
-
-    def onerror(e: OSError) -> None:
-        listing.problems.append((_rel(Path(e.filename or start), root), e.strerror or str(e)))
-
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=True, onerror=onerror):
-        try:
-            st = os.stat(dirpath)
-        except OSError as e:
-            listing.problems.append((_rel(Path(dirpath), root), e.strerror or str(e)))
-            dirnames[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            listing.problems.append((_rel(Path(dirpath), root), "a link back into the store (a loop): skipped"))
-            dirnames[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        dirnames.sort()
-        prefix = _rel(Path(dirpath), root)  # (strings per file: pathlib costs more than the stat)
-        prefix = "" if prefix == "." else prefix + "/"
-        for name in sorted(filenames):
-            p = os.path.join(dirpath, name)
-            try:
-                info = os.stat(p)
-            except OSError as e:
-                why = "a dangling link" if os.path.islink(p) else (e.strerror or str(e))
-                listing.problems.append((prefix + name, why))
-                continue
-            if stat.S_ISREG(info.st_mode):
-                listing.files[prefix + name] = info.st_size
-    return listing
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+        return Location(FsspecBackend(fs, options), path, redact(url, options), url)
+    return Location(ZarrStoreBackend(target), "", redact(str(target)))
