@@ -99,23 +99,12 @@ def _listing(loc: Location) -> Listing:
 
 
 def _read_all(loc: Location, keys: list[str]) -> dict[str, bytes | BaseException]:
-    """Every metadata document at once: one request after another on a local disk, concurrent
-    requests (fsspec's ``cat`` of many paths) on object stores."""
-    if loc.is_local or len(keys) < 2:
-        out: dict[str, bytes | BaseException] = {}
-        for key in keys:
-            try:
-                out[key] = loc.read(key)
-            except Exception as e:  # noqa: BLE001 - reported per document
-                out[key] = e
-        return out
-    paths = {loc.child(key).root: key for key in keys}
+    """Every metadata document at once (:meth:`Location.read_many`: concurrent requests on
+    object stores); a document that cannot be read maps to its error."""
     try:
-        got = loc.fs.cat(list(paths), on_error="return")
-    except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
+        return dict(loc.read_many(keys))
+    except Exception as e:  # noqa: BLE001 - any storage backend: say what it said, per document
         return {key: e for key in keys}
-    return {paths[p]: v for p, v in got.items() if p in paths} | {
-        k: FileNotFoundError(k) for p, k in paths.items() if p not in got}
 
 
 @dataclass
