@@ -272,7 +272,7 @@ def packing_from_attrs(packed: Any, attrs: Mapping[str, Any], unpacked: Any = No
     array([273.15,    nan], dtype=float32)
     >>> p = packing_from_attrs("int16", {"scale_factor": -0.5, "_FillValue": np.nan})
     >>> p.missing, p.notes
-    ((), ('_FillValue=nan (float64) is not a value (ignored, as xarray does)',))
+    ((), ('_FillValue=nan (float64) marks nothing missing: it is not a number (xarray ignores it)',))
     """
     raw = np.dtype(packed)
     if raw.kind not in "iuf" or not ("scale_factor" in attrs or "add_offset" in attrs):

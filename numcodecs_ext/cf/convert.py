@@ -205,13 +205,24 @@ def _check_destination(loc: Any, source: Source) -> bool:
 
 
 def _engine(source: Source) -> str:
+    """netCDF4 where it reads the file; h5netcdf for HDF5 files netCDF-C does not open (or
+    without netCDF4); scipy for classic files without either."""
     import importlib.util
 
-    if importlib.util.find_spec("netCDF4") is not None:
-        return "netcdf4"
-    if source.format == "HDF5" and importlib.util.find_spec("h5netcdf") is not None:
+    have = {m: importlib.util.find_spec(m) is not None for m in ("netCDF4", "h5netcdf", "scipy")}
+    if have["netCDF4"]:
+        if source.format != "HDF5" or not have["h5netcdf"]:
+            return "netcdf4"
+        import netCDF4
+
+        try:
+            netCDF4.Dataset(source.path).close()
+            return "netcdf4"
+        except OSError:
+            return "h5netcdf"
+    if source.format == "HDF5" and have["h5netcdf"]:
         return "h5netcdf"
-    if source.format in ("NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET") and importlib.util.find_spec("scipy"):
+    if source.format in ("NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET") and have["scipy"]:
         return "scipy"
     raise UsageError(f"{source.path}: reading {source.format} files needs netCDF4: "
                      'pip install "numcodecs_ext[xarray]"')

@@ -156,7 +156,7 @@ def fill_values(attrs: Mapping[str, Any], stored: np.dtype) -> tuple[list[Any], 
             continue
         kept = [v for v in np.ravel(np.asarray(raw)) if not _isnull(v)]
         if not kept:
-            notes.append(f"{key}={_show(raw)} is not a value (ignored, as xarray does)")
+            notes.append(f"{key}={_show(raw)} marks nothing missing: it is not a number (xarray ignores it)")
             if stored.kind in "iu":
                 continue
         if key == "_FillValue" and unsigned is not None and stored.kind in "iu" and kept:
