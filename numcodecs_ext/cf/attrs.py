@@ -211,6 +211,26 @@ class CFPacking:
             product = np.abs(q.astype(self.unpacked) * self.scale_factor)
             return np.spacing(product) + np.spacing(np.abs(self.cf_decode(q)))
 
+    def reencodes(self) -> bool:
+        """Whether CF's decoded values encode back to the codes they came from through the codecs
+        (``round((x - offset) * scale)`` in the unpacked dtype): every code of 8- and 16-bit types,
+        65,537 spread over wider ones. Not so when ``add_offset`` leaves the float type too few
+        digits for ``q * scale_factor`` (float32 with offset 273.15 and scale_factor 1.5e-05):
+        such decoded values can only be stored by keeping the file's codes (``convert``)."""
+        if self.packed.kind not in "iu":
+            return True
+        info = np.iinfo(self.packed)
+        if self.packed.itemsize <= 2:
+            q = np.arange(info.min, info.max + 1).astype(self.packed)
+        else:
+            q = np.unique(np.linspace(float(info.min), float(info.max), 65537).astype(np.float64)
+                          .clip(info.min, info.max).astype(self.packed))
+        keep = ~np.isin(q, np.array(self.missing, dtype=self.packed)) if self.missing else slice(None)
+        q = q[keep]
+        with np.errstate(all="ignore"):
+            back = np.rint((self.cf_decode(q) - self.offset) * self.scale).astype(np.float64)
+        return bool(np.array_equal(back, q.astype(np.float64)))
+
     def decode_difference(self) -> float:
         """The largest ``|decode(q) - cf_decode(q)|`` over every code of the packed type (exactly,
         for 8- and 16-bit types), or the bound at the ends of a wider type's range. 0 when

@@ -62,8 +62,9 @@ def zarr_encoding(
     ------
     ValueError
         A packed variable the codecs cannot decode as xarray does (e.g. an integer
-        ``scale_factor``), or one not decoded (open the file with CF decoding on); the message
-        names it.
+        ``scale_factor``), one whose decoded values do not encode back to its codes
+        (:meth:`~numcodecs_ext.cf.CFPacking.reencodes`), or one not decoded (open the file with
+        CF decoding on); the message names it and the way out.
 
     Examples
     --------
@@ -105,6 +106,12 @@ def zarr_encoding(
                              "with CF attributes") from None
         if packing is None:
             continue
+        if not packing.reencodes():
+            raise ValueError(
+                f"variable {name!r}: xarray's decoded {packing.unpacked} values do not encode back to the "
+                f"file's codes (add_offset={float(packing.offset)!r} leaves {packing.unpacked} too few digits "
+                f"for scale_factor={float(packing.scale_factor or 1)!r}); convert the file with "
+                "numcodecs_ext.cf.convert, which keeps its codes, or leave the variable out (variables=...)")
         entry: dict[str, Any] = {
             "dtype": packing.unpacked,
             "filters": packing.codecs() if zarr_format == 3 else packing.filters(),
