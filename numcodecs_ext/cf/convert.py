@@ -129,7 +129,8 @@ def convert(
         The size automatic chunks aim at (default 8 MiB of decoded values), trailing dimensions
         kept whole: 16 KiB to 1 GiB.
     compressor : Compressor, optional
-        Default: blosc (zstd inside, level 3) with a byte shuffle over the stored type.
+        Default: blosc (zstd inside, level 3) with a byte shuffle over the stored type (a bit
+        shuffle for one-byte types).
     progress : bool
         Progress bars on stderr.
     verify : bool
@@ -186,6 +187,12 @@ def _check_destination(loc: Any, source: Source) -> bool:
     src_loc = type(loc).parse(source.path)
     if loc.overlaps(src_loc):
         raise UsageError(f"{loc.display}: overlaps the source {source.path}; write the store elsewhere")
+    if loc.is_local:
+        parent = os.path.dirname(loc.root)
+        while parent and not os.path.lexists(parent):
+            parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+        if parent and not os.path.isdir(parent):
+            raise UsageError(f"{loc.display}: cannot be created, {parent} is a file")
     try:
         if not loc.exists():
             return False
@@ -237,6 +244,7 @@ def _quiet_warnings() -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", xr.SerializationWarning)
         warnings.filterwarnings("ignore", "Consolidated metadata", UserWarning)
+        warnings.filterwarnings("ignore", ".*does not have a Zarr V3 specification")  # said in the notes
         warnings.filterwarnings("ignore", ".*(decode_timedelta|timedelta).*", FutureWarning)
         warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         yield
@@ -425,9 +433,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"automatic chunk size in MiB ({CHUNK_MIB_RANGE[0]:g} to {CHUNK_MIB_RANGE[1]:g}, "
                              "default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, byte shuffle), zstd, gzip or none; all zarr spec codecs")
+                        help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
     parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
-    parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default byte)")
+    parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
     parser.add_argument("--no-verify", action="store_true", help="skip reading the result back")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import scalar_to_json
-from ..tools.errors import UsageError
+from ..tools.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
 from .rules import _show, fill_values
@@ -99,8 +99,17 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     plans: dict[str, VariablePlan] = {}
     prefix = "" if group is None else group + "/"
     for name, var in raw.variables.items():
+        if var.dtype.kind == "V" and zarr_format == 3:
+            raise ToolError(f"variable {prefix}{name!r} has a compound (structured) type, which zarr v3 does not "
+                            "define: convert with --zarr-format 2, or drop the variable first")
         dec = decoded.variables[name]
         plan, out = _route(prefix + str(name), var, dec)
+        if zarr_format == 3 and out.dtype.kind == "U":
+            out = out.astype(object)  # zarr v3's specified "string" type (fixed-width text has none)
+        elif zarr_format == 3 and out.dtype.kind == "S":
+            plan.notes.append("fixed-length bytes: zarr v3 specifies no such type; zarr-python stores them "
+                              "(null_terminated_bytes), other implementations may not read them "
+                              "(--zarr-format 2 has them in its spec)")
         enc: dict[str, Any] = {}
         if out.ndim:
             itemsize = plan.dtype.itemsize if plan.dtype.kind in "biufcmM" else 8
@@ -153,6 +162,13 @@ def _route(name: str, var: Any, dec: Any) -> tuple[VariablePlan, Any]:
 
 
 def _decoded(name: str, dec: Any, why: str) -> tuple[VariablePlan, Any]:
+    if dec.dtype.kind not in "biufmM":
+        raise ToolError(f"variable {name!r}: {why}; xarray decodes its numbers to {dec.dtype}, which is no "
+                        "decoding: fix the attributes (e.g. with ncatted) and convert again")
+    try:
+        dec[tuple(slice(0, 1) for _ in dec.dims)].values  # noqa: B018 - xarray decodes lazily: try it
+    except Exception as e:  # noqa: BLE001 - whatever xarray raises, the file cannot be decoded
+        raise ToolError(f"variable {name!r}: xarray cannot decode it ({type(e).__name__}: {e})") from None
     out = dec.copy(deep=False)
     out.encoding = {}
     note = f"stored as xarray decodes it, not packed: {why}"

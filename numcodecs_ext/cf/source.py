@@ -69,7 +69,7 @@ def check_source(path: Any) -> Source:
     if not os.path.lexists(shown):
         raise UsageError(f"{shown}: does not exist")
     if not os.path.exists(shown):
-        raise UsageError(f"{shown}: a dangling link (its target does not exist)")
+        raise UsageError(f"{shown}: a link that leads nowhere (its target does not exist, or links loop)")
     if os.path.isdir(shown):
         raise UsageError(f"{shown}: is a directory, not a netCDF file")
     if not os.path.isfile(shown):
