@@ -62,6 +62,7 @@ __all__ = [
     "dtype_name",
     "finfo",
     "int_range",
+    "is_nan",
     "numeric_info",
     "parse_dtype",
     "scalar_from_json",
@@ -365,6 +366,21 @@ def finfo(dtype: DTypeLike) -> Any:
     return np.finfo(dt) if dt.kind == "f" and dt.itemsize > 1 else ml_dtypes.finfo(dt)
 
 
+def is_nan(value: Any) -> bool:
+    """Whether the scalar (or 0-d array) ``value`` of any numeric type is a NaN, signalling NaNs
+    included, without the floating-point "invalid" warning that widening one raises.
+
+    >>> x = np.array(0x7F800001, np.uint32).view(np.float32)   # a signalling NaN
+    >>> is_nan(x), is_nan(np.float16(1)), is_nan(3)
+    (True, False, False)
+    """
+    a = np.asarray(value)
+    if a.dtype.kind in "biu":
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.isnan(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)).any())
+
+
 def _uint_view(dtype: np.dtype) -> np.dtype:
     return np.dtype(f"u{dtype.itemsize}")
 
@@ -496,7 +512,7 @@ def number_to_json(value: Any, *, what: str = "value") -> JSON:
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.generic) and dtype_kind(value.dtype) == "float":
-        if np.isnan(value.astype(np.float64)):
+        if is_nan(value):
             return scalar_to_json(value, value.dtype)  # "NaN", or hex for another payload
         value = float(value.astype(np.float64))
     if isinstance(value, float):

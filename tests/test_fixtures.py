@@ -36,6 +36,27 @@ def test_fixtures_found() -> None:
     assert ON_DISK and STORES
 
 
+#: fixtures whose array holds values that encoding now refuses on purpose, and why. Their files
+#: never change: the stored bytes must still decode as they did, every other value must still
+#: encode to its stored bytes, and the refused values must be refused.
+REFUSED_SINCE = {
+    # -3.0 (clamped) and 0.5 (rounded) became code 0, which the decode map reads as NaN: a value
+    # silently turned missing. Since issue 23 a value that no encode entry claims may not land on
+    # a code the decode map reads as something else (it could not round-trip).
+    "cast_value/f8-u1-clamp-nanmap": "would not round-trip",
+    # 300 was clamped to 255, which the decode map reads as 65535
+    "cast_value/u2-u1-hex-map": "would not round-trip",
+}
+
+
+def _encodes(codec: numcodecs.abc.Codec, arr: np.ndarray) -> bool:
+    try:
+        codec.encode(arr)
+    except ValueError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("folder", ON_DISK, ids=[f"{p.parent.name}/{p.name}" for p in ON_DISK])
 def test_codec_fixture(folder: Path) -> None:
     config = json.loads((folder / "config.json").read_text())
@@ -46,7 +67,16 @@ def test_codec_fixture(folder: Path) -> None:
     expected = np.load(folder / "decoded.npy") if (folder / "decoded.npy").exists() else arr
     decoded = codec.decode(stored, out=np.empty_like(arr))
     assert np.asarray(decoded).tobytes() == expected.tobytes(), "stored bytes no longer decode as they did"
-    assert encoded_bytes(codec.encode(arr)) == stored, "encoder output differs from the stored bytes"
+    refused = REFUSED_SINCE.get(f"{folder.parent.name}/{folder.name}")
+    if refused is None:
+        assert encoded_bytes(codec.encode(arr)) == stored, "encoder output differs from the stored bytes"
+    else:
+        with pytest.raises(ValueError, match=refused):
+            codec.encode(arr)
+        keep = np.array([_encodes(codec, arr[i:i + 1]) for i in range(arr.size)])
+        assert not keep.all()
+        codes = np.frombuffer(stored, np.asarray(codec.encode(arr[keep][:0])).dtype)
+        assert encoded_bytes(codec.encode(arr[keep])) == codes[keep].tobytes()
     assert numcodecs.get_codec(codec.get_config()).get_config() == config
 
 

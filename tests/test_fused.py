@@ -136,7 +136,8 @@ def test_chunk_encoder_gives_encode_bytes(x, rounding, mode, layout) -> None:
 
 
 def test_layouts_and_byte_order() -> None:
-    x = _values(np.dtype("float64"), 6 * 7 * 5, 1).reshape(6, 7, 5)
+    # (values at or above the offset: none clamps onto the NaN code 0, which would be refused)
+    x = np.abs(_values(np.dtype("float64"), 6 * 7 * 5, 1)).reshape(6, 7, 5)
     so, cv = ScaleOffset(offset=-10, scale=0.1), CastValue(**CHAINS[0][3])
     want = _two_steps_encode(x, so, cv)
     for view in (x.astype(">f8"), np.asfortranarray(x), x[:, ::-1][:, ::-1], x.copy()):
@@ -416,7 +417,7 @@ def test_zarr_fused_errors_propagate(ours) -> None:
     z = zarr.create_array({}, shape=(100,), chunks=(50,), dtype="float64", fill_value=0.0,
                           filters=[ZScaleOffset(offset=0, scale=1), ZCastValue(data_type="uint8")],
                           compressors=None)
-    with pytest.raises(ValueError, match=r"cannot convert .*300\.0.* from float64 to uint8"):
+    with pytest.raises(ValueError, match=r"cannot convert 300 from float64 to uint8"):
         z[...] = np.full(100, 300.0)
     h = zarr.create_array({}, shape=(4,), chunks=(4,), dtype="float16", fill_value=0.0,
                           filters=[ZScaleOffset(offset=0, scale=1000), ZCastValue(data_type="int32")],

@@ -278,7 +278,7 @@ CORRUPT = textwrap.dedent(r'''
         (ScaleOffset(offset=3, scale=0.5, dtype="float64"), x),
         (ScaleOffset(offset=7, scale=3, dtype="int32"), (x * 100).astype("int32")),
         (CastValue(data_type="uint8", out_of_range="clamp", dtype="float64",
-                   scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}), x),
+                   scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}), np.abs(x) + 1),
         (CastValue(data_type="float16", dtype="float64"), x),
         (CastValue(data_type="int8", dtype="float32", rounding="towards-zero", out_of_range="wrap"),
          x.astype("float32")),

@@ -209,7 +209,7 @@ def test_command_migrates_with_progress_and_verifies(v2_store, capsys) -> None:
     src, _ = v2_store
     assert main(["migrate", str(src), str(src.parent / "out.zarr")]) == 0
     captured = capsys.readouterr()
-    assert "[migrate] 100%" in captured.err and "[verify] 100%" in captured.err
+    assert "migrate: 100%" in captured.err and "verify: 100%" in captured.err
     assert "verified" in captured.out
 
 

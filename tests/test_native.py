@@ -234,10 +234,10 @@ def test_kernel_arguments_are_checked() -> None:
         k.take(np.zeros(4, np.uint8), np.zeros(2**24), np.zeros(4), 3, 8)
     with pytest.raises(ValueError, match="equal length"):
         k.f2i(np.zeros(4), np.zeros(3, np.uint8), 8, 1, False, False, 0.0, 1.0, 0, 1,
-              *(np.zeros(0, t) for t in (np.uint8, np.float64, np.uint64, np.uint64)))
+              *(np.zeros(0, t) for t in (np.uint8, np.float64, np.uint64, np.uint64, np.uint64)))
     with pytest.raises(ValueError, match="unsupported"):
         k.f2i(np.zeros(4), np.zeros(4, np.uint8), 2, 1, False, False, 0.0, 1.0, 0, 1,
-              *(np.zeros(0, t) for t in (np.uint8, np.float64, np.uint64, np.uint64)))
+              *(np.zeros(0, t) for t in (np.uint8, np.float64, np.uint64, np.uint64, np.uint64)))
     with pytest.raises(TypeError):
         k.f2i(b"\0" * 8, bytes(1), 8, 1, False, False, 0.0, 1.0, 0, 1, b"", b"", b"", b"")
 

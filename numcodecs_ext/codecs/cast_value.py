@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array
+from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array, reserved_codes
 from ..core.scalar_map import ExactBits, PreparedMap
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
-from ..dtypes import v3_dtype_from_json
+from ..dtypes import is_nan, v3_dtype_from_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
@@ -99,7 +99,7 @@ def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -
     scalar = representable(data, dtype, f"codec 'cast_value': scalar_map {direction} {role}",
                            f" (entry {i})")
     if role == "key" and isinstance(data, str) and data.startswith("0x") and \
-            dtype_kind(dtype) == "float" and np.isnan(np.asarray(scalar).astype(np.float64)):
+            dtype_kind(dtype) == "float" and is_nan(scalar):
         return ExactBits(scalar)
     return scalar
 
@@ -227,7 +227,10 @@ class CastValue(ExtCodec):
             entries.append((key, val))
         if source is not None:  # prepared once for every call (a lookup table for large maps)
             src, tgt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
-            entries = PreparedMap(entries, src, tgt)
+            # codes the decode map reads as something else: an unmapped value must not become one
+            reserved = reserved_codes(self._entries(source, "decode"), tgt, src, self.rounding,
+                                      self._mode(source, "decode")) if direction == "encode" else ()
+            entries = PreparedMap(entries, src, tgt, reserved)
         self._maps[cache_key] = entries
         return entries
 
@@ -245,12 +248,14 @@ class CastValue(ExtCodec):
         """:func:`~numcodecs_ext.core.cast_value.cast_array` arguments (``dtype`` included) for
         an array of ``dtype`` (the codec's input) in ``direction`` ("encode" or "decode")."""
         src = self._source_for(dtype)
-        mode = self.out_of_range
-        if direction == "decode" and mode == "wrap" and dtype_kind(src) == "float":
-            mode = None  # wrap only applies to integer outputs; to a float, out-of-range errors
         return {"dtype": self.data_type if direction == "encode" else src,
-                "rounding": self.rounding, "out_of_range": mode,
+                "rounding": self.rounding, "out_of_range": self._mode(src, direction),
                 "scalar_map": self._entries(src, direction)}
+
+    def _mode(self, src: np.dtype, direction: str) -> str | None:
+        if direction == "decode" and self.out_of_range == "wrap" and dtype_kind(src) == "float":
+            return None  # wrap only applies to integer outputs; to a float, out-of-range errors
+        return self.out_of_range
 
     def _encode_array(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return cast_array(arr, **self.cast_arguments(arr.dtype, "encode"), out=out)
@@ -285,8 +290,7 @@ class CastValue(ExtCodec):
                 f"codec 'cast_value': the fill value {fill[()]!r} cannot be cast to "
                 f"{dtype_name(self.data_type)} and back: {e}"
             ) from None
-        same = bool(dec == fill) or bool(np.isnan(dec.astype(np.float64))
-                                         and np.isnan(fill.astype(np.float64)))
+        same = bool(dec == fill) or (is_nan(dec) and is_nan(fill))
         if not same and strict:
             raise ValueError(
                 f"codec 'cast_value': the fill value {fill[()]!r} does not survive the round trip "

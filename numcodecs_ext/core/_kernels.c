@@ -78,6 +78,9 @@ typedef struct {
     double eq_key[MAX_ENTRIES];
     uint64_t eq_val[MAX_ENTRIES];
     double nan_value, eq_value[MAX_ENTRIES]; /* the values as numbers (targets up to 32 bits) */
+    Py_ssize_t n_res;     /* reserved codes: only an input the map claims may become one */
+    uint64_t res_bits[MAX_ENTRIES];
+    double res_value[MAX_ENTRIES]; /* the codes as numbers (targets up to 32 bits) */
 } Params;
 
 static const double TWO52 = 4503599627370496.0;
@@ -153,6 +156,9 @@ static uint64_t wrap_bits(double r, int bits) {
         double c[BLOCK];                                                                       \
         const SRC_T offs = (SRC_T)p->off, scs = (SRC_T)p->sc;                                  \
         const double lo = p->lo_f, hi = p->hi_f, nan_v = p->nan_value;                         \
+        /* the first reserved code (NaN: none, equal to nothing); a map key may be why a value */ \
+        /* lands on it: the scalar loop then decides */                                       \
+        const double res0 = p->n_res > 0 ? p->res_value[0] : NAN;                              \
         const int64_t strict = p->oor != OOR_CLAMP, nan_ok = p->nan_simple;                    \
         int64_t flag = 0;                                                                      \
         for (Py_ssize_t i = 0; i < m; i++) {                                                   \
@@ -162,7 +168,15 @@ static uint64_t wrap_bits(double r, int bits) {
             double v = t < lo ? lo : t;                                                        \
             v = v > hi ? hi : v;                                                               \
             c[i] = nan ? nan_v : v;                                                            \
-            flag |= (int64_t)(fabs(y) == INFINITY) | (oor & strict) | (nan & !nan_ok);         \
+            flag |= (int64_t)(fabs(y) == INFINITY) | (oor & strict) | (nan & !nan_ok) |        \
+                    ((int64_t)(v == res0) & !nan);                                             \
+        }                                                                                      \
+        for (Py_ssize_t j = 1; j < p->n_res; j++) {                                            \
+            const double code = p->res_value[j];                                               \
+            for (Py_ssize_t i = 0; i < m; i++) {                                               \
+                double y = (double)NAME##_affine(x[i], offs, scs, affine);                     \
+                flag |= (int64_t)((y == y) & (c[i] == code));                                  \
+            }                                                                                  \
         }                                                                                      \
         for (Py_ssize_t j = 0; j < p->n_eq; j++) {                                             \
             const double key = p->eq_key[j], val = p->eq_value[j];                             \
@@ -215,6 +229,11 @@ static uint64_t wrap_bits(double r, int bits) {
                 o[i] = (UT)wrap_bits(r, p->bits);                                              \
             } else {                                                                           \
                 return i;                                                                      \
+            }                                                                                  \
+            for (j = 0; j < p->n_res; j++) {                                                   \
+                if ((uint64_t)o[i] == p->res_bits[j]) {                                        \
+                    return i; /* a code the way back reads otherwise */                        \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
         return -1;                                                                             \
@@ -301,22 +320,23 @@ static int aligned(const Py_buffer *b, Py_ssize_t size) {
 
 PyDoc_STRVAR(f2i_doc,
 "f2i(x, out, src_size, tgt_size, tgt_signed, affine, offset, scale, rounding, out_of_range,\n"
-"    map_how, map_key_f, map_key_bits, map_value) -> int\n\n"
+"    map_how, map_key_f, map_key_bits, map_value, reserved) -> int\n\n"
 "Convert the native float32/float64 buffer ``x`` into the native integer buffer ``out``.\n"
 "``rounding``: 0..4 in the order of cast_value.ROUNDING_MODES; ``out_of_range``: 0 none,\n"
 "1 clamp, 2 wrap. The map arrives as parallel buffers: how (uint8: 0 any NaN, 1 bit pattern,\n"
 "2 numerical equality), key as float64, key bits as uint64, value bits as uint64.\n"
+"``reserved``: codes (bits as uint64) that only an element the map claims may become.\n"
 "Returns -1 when every element was converted, else the index of the first element that is\n"
 "not (the caller's reference kernels then raise the error).");
 
 static PyObject *f2i(PyObject *self, PyObject *args) {
-    Py_buffer x, out, how, key_f, key_bits, value;
+    Py_buffer x, out, how, key_f, key_bits, value, reserved;
     int src_size, tgt_size, tgt_signed, affine, rounding, oor;
     double off, sc;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*w*iiipddiiy*y*y*y*", &x, &out, &src_size, &tgt_size,
+    if (!PyArg_ParseTuple(args, "y*w*iiipddiiy*y*y*y*y*", &x, &out, &src_size, &tgt_size,
                           &tgt_signed, &affine, &off, &sc, &rounding, &oor, &how, &key_f,
-                          &key_bits, &value)) {
+                          &key_bits, &value, &reserved)) {
         return NULL;
     }
     PyObject *result = NULL;
@@ -339,9 +359,13 @@ static PyObject *f2i(PyObject *self, PyObject *args) {
         goto done;
     }
     if (n_entries > MAX_ENTRIES || key_f.len != n_entries * 8 || key_bits.len != n_entries * 8 ||
-        value.len != n_entries * 8) {
+        value.len != n_entries * 8 || reserved.len % 8 || reserved.len / 8 > MAX_ENTRIES) {
         PyErr_SetString(PyExc_ValueError, "f2i: the map buffers do not match (at most 64 entries)");
         goto done;
+    }
+    p.n_res = reserved.len / 8;
+    for (Py_ssize_t j = 0; j < p.n_res; j++) {
+        memcpy(&p.res_bits[j], (const char *)reserved.buf + 8 * j, 8);
     }
     p.affine = affine;
     p.off = off;
@@ -387,6 +411,9 @@ static PyObject *f2i(PyObject *self, PyObject *args) {
             p.eq_value[j] = as_number(p.eq_val[j], p.bits, tgt_signed);
         }
         p.nan_value = p.nan_simple ? as_number(p.nan_val[0], p.bits, tgt_signed) : 0.0;
+        for (Py_ssize_t j = 0; j < p.n_res; j++) {
+            p.res_value[j] = as_number(p.res_bits[j], p.bits, tgt_signed);
+        }
     }
     Py_ssize_t stop;
     Py_BEGIN_ALLOW_THREADS
@@ -400,6 +427,7 @@ done:
     PyBuffer_Release(&key_f);
     PyBuffer_Release(&key_bits);
     PyBuffer_Release(&value);
+    PyBuffer_Release(&reserved);
     return result;
 }
 

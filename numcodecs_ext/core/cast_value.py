@@ -35,10 +35,10 @@ try:  # the clip ufunc itself: np.clip's Python wrapper costs a few microseconds
 except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
-from ..dtypes import NumericInfo, numeric_info
+from ..dtypes import NumericInfo, numeric_info, scalar_to_json
 from . import _native, codetable
 from ._blocks import BLOCK, contiguous, iter_blocks, scratch
-from .scalar_map import Hits, PreparedMap, cache_key, prepared
+from .scalar_map import Hits, PreparedMap, bits_dtype, cache_key, prepared, reserved_hits
 
 __all__ = [
     "OUT_OF_RANGE_MODES",
@@ -47,6 +47,7 @@ __all__ = [
     "cast_array",
     "cast_scalar",
     "numeric_info",
+    "reserved_codes",
 ]
 
 ROUNDING_MODES: tuple[str, ...] = (
@@ -195,9 +196,51 @@ def _round_int_grid(
     return r
 
 
-# --------------------------------------------------------------------------------------------
-# scalar map
-# --------------------------------------------------------------------------------------------
+def _show(value: Any, info: NumericInfo) -> str:
+    """A scalar for a message: its fill-value JSON (``1000``, ``2.5``, ``"NaN"``, ``"0x7f800001"``),
+    never a numpy repr."""
+    try:
+        return str(scalar_to_json(np.asarray(value).astype(info.dtype)[()], info.dtype))
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
+
+
+def _single(reserved: PreparedMap, entry: Any) -> PreparedMap:
+    """The one-entry map of ``entry`` (to tell which reserved entry a code hit)."""
+    return PreparedMap([reserved.pairs[entry.index]], reserved.src.dtype, reserved.tgt.dtype)
+
+
+def reserved_codes(decode_map: Sequence[tuple[Any, Any]], coded: Any, decoded: Any,
+                   rounding: str, out_of_range: str | None) -> list[tuple[Any, Any]]:
+    """The entries ``(code, value)`` of a decode map (``coded`` -> ``decoded`` dtype) that read
+    ``code`` as something other than its plain cast to ``decoded`` would: codes that only an
+    input the encode map claims may produce (see :class:`~.scalar_map.PreparedMap`).
+
+    >>> reserved_codes([(1000, 0), (7, 7)], "uint16", "uint16", "nearest-even", None)
+    [(1000, 0)]
+    >>> reserved_codes([(0, np.nan)], "uint8", "float64", "nearest-even", None)
+    [(0, nan)]
+    """
+    src, tgt = numeric_info(np.dtype(coded)), numeric_info(np.dtype(decoded))
+    prepared_map = prepared(decode_map, src, tgt)
+    out = []
+    for entry in prepared_map.entries:  # (the first of repeated keys: the one that applies)
+        key, value = prepared_map.pairs[entry.index]
+        raw_key = getattr(key, "value", key)
+        value_bits = entry.value_bits
+        try:
+            plain = cast_array(np.asarray(raw_key, src.dtype), tgt.dtype, rounding=rounding,
+                               out_of_range=out_of_range)
+        except ValueError:  # the code has no plain reading: the map alone gives it one
+            out.append((key, value))
+            continue
+        mapped = value_bits.view(tgt.dtype)
+        with np.errstate(invalid="ignore"):
+            same = bool(plain == mapped) or bool(np.isnan(np.asarray(plain, np.float64))
+                                                 and np.isnan(np.asarray(mapped, np.float64)))
+        if not same:
+            out.append((key, value))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,6 +278,7 @@ class _Cast:
         self.rounding, self.mode = rounding, out_of_range
         self.map = prepared(scalar_map, src, tgt)
         self.entries = self.map.entries
+        self.reserved = self.map.reserved
         self.exact = is_exact_cast(src, tgt)
         self.direct = src.dtype.isbuiltin == 1
         self.via = None
@@ -291,19 +335,22 @@ class _Cast:
         """The compiled float -> integer loop's arguments after ``x, out`` (see
         :meth:`native_run`), or None where it does not apply."""
         src, tgt = self.src, self.tgt
+        reserved = self.reserved.entries if self.reserved is not None else []
         if (src.dtype.type not in (np.float32, np.float64) or tgt.dtype.kind not in "iu"
-                or not tgt.dtype.isbuiltin or len(self.entries) > 64):
+                or not tgt.dtype.isbuiltin or len(self.entries) > 64 or len(reserved) > 64):
             return None
         how = {"nan": 0, "bits": 1, "eq": 2}
         keys_f = [0.0 if e.how != "eq" else e.key_f for e in self.entries]
         keys_bits = [e.key if e.how == "bits" else 0 for e in self.entries]
         values = [int(e.value_bits) for e in self.entries]
+        # an integer target's reserved codes as bit patterns of its width (keys are integers)
+        codes = [int(np.array(e.key, tgt.dtype).view(bits_dtype(tgt.dtype))) for e in reserved]
         return (
             tgt.dtype.itemsize, tgt.kind == "int", ROUNDING_MODES.index(self.rounding),
             (None, "clamp", "wrap").index(self.mode),
             np.array([how[e.how] for e in self.entries], np.uint8),
             np.array(keys_f, np.float64), np.array(keys_bits, np.uint64),
-            np.array(values, np.uint64),
+            np.array(values, np.uint64), np.array(codes, np.uint64),
         )
 
     def native_run(self, arr: np.ndarray, flat: np.ndarray, offset: Any = None,
@@ -374,13 +421,40 @@ class _Cast:
         sets ``np.errstate(all="ignore")``."""
         if self.wdtype is None:
             self.kernel(view, None, o)
-            return
-        if view.dtype == self.wdtype and _is_native_c(view):
-            w = view.reshape(-1)
         else:
-            w = self.wbuf[: view.size]
-            np.copyto(w.reshape(view.shape), view, casting="unsafe")
-        self.kernel(view, w, o)
+            if view.dtype == self.wdtype and _is_native_c(view):
+                w = view.reshape(-1)
+            else:
+                w = self.wbuf[: view.size]
+                np.copyto(w.reshape(view.shape), view, casting="unsafe")
+            self.kernel(view, w, o)
+        if self.reserved is not None:
+            self._check_reserved(view, o)
+
+    def _check_reserved(self, view: np.ndarray, o: np.ndarray) -> None:
+        """Refuse an element that no encode entry claims but that lands on a code the way back
+        reads as something else (it would not round-trip)."""
+        at = reserved_hits(self.reserved, o)
+        if at is None:
+            return
+        where = np.flatnonzero(at)  # (few, or the mapped NaN: only those inputs are looked at)
+        inputs = view.reshape(-1)[where]
+        claimed = self.map.match(inputs, None).mask if self.entries else None
+        if claimed is not None and claimed.all():
+            return
+        i = int(where[0] if claimed is None else where[np.flatnonzero(~claimed)[0]])
+        value, code = view.reshape(-1)[i], o[i]
+        entry = next(e for e in self.reserved.entries
+                     if reserved_hits(_single(self.reserved, e), o[i:i + 1]) is not None)
+        key, back = self.reserved.pairs[entry.index]
+        key = getattr(key, "value", key)
+        raise ValueError(
+            f"cast_value cannot encode {_show(value, self.src)}: it is not a key of the encode "
+            f"scalar_map, and it becomes {_show(code, self.tgt)}, which the decode scalar_map "
+            f"entry [{_show(key, self.tgt)}, {_show(back, self.src)}] reads back as "
+            f"{_show(back, self.src)}, so it would not round-trip. Add it to the encode "
+            f"scalar_map, or map that code from a value the data never takes"
+        )
 
     def _masks(self, view: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
                has_nan: bool, slack: float = 0.0, all_: bool = False) -> Hits:
@@ -397,7 +471,8 @@ class _Cast:
     def _fail(self, what: str, values: np.ndarray) -> None:
         v = values.reshape(-1)[0]
         raise ValueError(
-            f"cast_value cannot convert {v!r} from {self.src.name} to {self.tgt.name}: {what}"
+            f"cast_value cannot convert {_show(v, self.src)} from {self.src.name} to "
+            f"{self.tgt.name}: {what}"
         )
 
     # -- kernels ---------------------------------------------------------------------------------

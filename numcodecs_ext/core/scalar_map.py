@@ -41,6 +41,7 @@ from .codetable import exactly
 
 __all__ = [
     "SMALL_MAP", "Entry", "ExactBits", "Hits", "PreparedMap", "bits_dtype", "cache_key", "prepared",
+    "reserved_hits",
 ]
 
 #: maps with more entries than this are matched through a sorted table
@@ -78,6 +79,7 @@ class Entry:
     key: Any  # float / int for "eq", None for "nan", raw bits (int) for "bits"
     value_bits: np.ndarray  # 0-d unsigned-int array: the bit pattern of the value
     key_f: float  # the key as float64 (for range pruning), nan for NaN keys
+    index: int = -1  # the entry's position in the pairs as given
 
 
 def _entries(pairs: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInfo) -> list[Entry]:
@@ -85,7 +87,7 @@ def _entries(pairs: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInf
     seen: set[tuple[str, Any]] = set()
     any_nan_seen = False
     canonical = None if src.is_int else _canonical_nan_bits(src.dtype)
-    for k, v in pairs:
+    for index, (k, v) in enumerate(pairs):
         exact = isinstance(k, ExactBits)
         if exact:
             k = k.value
@@ -112,7 +114,7 @@ def _entries(pairs: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: NumericInf
             continue  # the first occurrence wins
         seen.add(ident)
         any_nan_seen |= how == "nan"
-        entries.append(Entry(how, key, va.view(bits_dtype(tgt.dtype)), kf))
+        entries.append(Entry(how, key, va.view(bits_dtype(tgt.dtype)), kf, index))
     return entries
 
 
@@ -231,13 +233,21 @@ class PreparedMap(Sequence):
     :func:`~numcodecs_ext.core.cast_value.cast_array` skips the preparation for it.
     """
 
-    def __init__(self, pairs: Sequence[tuple[Any, Any]], src_dtype: Any, tgt_dtype: Any) -> None:
+    def __init__(self, pairs: Sequence[tuple[Any, Any]], src_dtype: Any, tgt_dtype: Any,
+                 reserved: Sequence[tuple[Any, Any]] = ()) -> None:
         self.pairs = tuple(pairs)
         self.src, self.tgt = numeric_info(np.dtype(src_dtype)), numeric_info(np.dtype(tgt_dtype))
         self.entries = _entries(self.pairs, self.src, self.tgt)
         self._table = _Table(self.entries, self.src) if len(self.entries) > SMALL_MAP else None
+        #: outputs that only an input this map claims may produce: the entries ``(code, value)``
+        #: of the way back (a decode map, target -> source) that read ``code`` as something
+        #: other than its plain cast; an unmapped input landing on one could not round-trip
+        self.reserved_pairs = tuple(reserved)
+        self.reserved = PreparedMap(reserved, tgt_dtype, src_dtype) if reserved else None
         #: every key's and value's dtype and bits: what a cache of results depends on
         self.key = cache_key(self.pairs)
+        if self.key is not None and self.reserved is not None:
+            self.key = (*self.key, ("reserved", self.reserved.key))
         #: conversion plans made with this map, by (target dtype, rounding, out_of_range)
         self.plans: dict[tuple[Any, ...], Any] = {}
 
@@ -276,6 +286,13 @@ class PreparedMap(Sequence):
         return Hits(writes, view.size)
 
 
+def reserved_hits(reserved: PreparedMap, out: np.ndarray) -> np.ndarray | None:
+    """Mask (1-D) of the elements of the output block ``out`` at a reserved code, or None."""
+    hits = reserved.match(out, None)
+    mask = hits.mask
+    return mask if mask is not None and mask.any() else None
+
+
 def cache_key(scalar_map: Sequence[tuple[Any, Any]]) -> tuple[Any, ...] | None:
     """A hashable key telling apart every map (each entry's dtypes and bit patterns), computed
     once for a :class:`PreparedMap`; None for entries that are not numeric scalars."""
@@ -293,4 +310,4 @@ def prepared(scalar_map: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: Numer
     if isinstance(scalar_map, PreparedMap) and scalar_map.src.dtype == src.dtype \
             and scalar_map.tgt.dtype == tgt.dtype:
         return scalar_map
-    return PreparedMap(scalar_map, src.dtype, tgt.dtype)
+    return PreparedMap(scalar_map, src.dtype, tgt.dtype, getattr(scalar_map, "reserved_pairs", ()))
