@@ -383,3 +383,30 @@ def test_compressor_choices_write_spec_codecs(tmp_path, compressor):
     assert names[:3] == ["scale_offset", "cast_value", "bytes"]
     expected = {"--compressor": compressor[1] if compressor[0] == "--compressor" else "blosc"}["--compressor"]
     assert names[3:] == ([] if expected == "none" else [expected])
+
+
+@pytest.mark.parametrize("compressor", [[], ["--compressor", "zstd"], ["--compressor", "gzip"], ["--shuffle", "bit"]])
+def test_zarrs_reads_every_chunk_convert_writes(tmp_path, compressor):
+    """zarrs (Rust, strict: no fallback to zarr-python) decodes the compressors convert writes. Its
+    Python pipeline has no scale_offset/cast_value yet, so the packed arrays are read as their
+    stored integers: the same chunks under metadata without the two filters."""
+    pytest.importorskip("zarrs")
+    src, dst = tmp_path / "z.nc", tmp_path / "z.zarr"
+    q = np.arange(-3000, 3000, dtype="int16").reshape(60, 100)
+    write_variable(src, "NETCDF4", q, {"scale_factor": np.float32(0.01), "_FillValue": np.int16(-3000)},
+                   dims=("y", "x"))
+    write_variable(tmp_path / "c.nc", "NETCDF4", (q % 200).astype("uint8"), {"_FillValue": np.uint8(7)},
+                   dims=("y", "x"))
+    assert main(["convert", str(src), str(dst), "-q", "--chunks", "y=16", *compressor]) == 0
+    assert main(["convert", str(tmp_path / "c.nc"), str(tmp_path / "c.zarr"), "-q", "--chunks", "y=16",
+                 *compressor]) == 0
+    meta = json.loads((dst / "v" / "zarr.json").read_text())
+    meta["data_type"], meta["fill_value"] = "int16", 0
+    meta["codecs"] = [c for c in meta["codecs"] if c["name"] not in ("scale_offset", "cast_value")]
+    (dst / "v" / "zarr.json").write_text(json.dumps(meta))
+    (dst / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {}}))
+    with zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True}):
+        ints = zarr.open_array(dst / "v", mode="r")
+        assert type(ints._async_array.codec_pipeline).__name__ == "ZarrsCodecPipeline"
+        np.testing.assert_array_equal(ints[...], q)
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "c.zarr" / "v", mode="r")[...], q % 200)

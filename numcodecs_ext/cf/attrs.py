@@ -200,16 +200,22 @@ class CFPacking:
             x = np.where(np.isin(q, np.array(self.missing, dtype=self.packed)), self.unpacked.type(np.nan), x)
         return x
 
-    def decode_bound(self, q: Any) -> np.ndarray:
+    def decode_bound(self, q: Any, decoded: Any = None) -> np.ndarray:
         """The largest ``|decode(q) - cf_decode(q)|`` allowed for each value: 0 where
         :attr:`exact`, else one unit in the last place of ``q * scale_factor`` plus one of the
-        result, in the unpacked dtype."""
+        result, in the unpacked dtype. ``decoded``: CF's values of ``q`` when already at hand
+        (missing ones may be anything)."""
         q = np.asarray(q, dtype=self.packed)
         if self.exact:
             return np.zeros(q.shape, self.unpacked)
-        with np.errstate(over="ignore", invalid="ignore"):
-            product = np.abs(q.astype(self.unpacked) * self.scale_factor)
-            return np.spacing(product) + np.spacing(np.abs(self.cf_decode(q)))
+        with np.errstate(all="ignore"):
+            bound = q.astype(self.unpacked)
+            bound *= self.scale_factor
+            np.abs(bound, out=bound)
+            bound = np.spacing(bound, out=bound)
+            result = self.cf_decode(q) if decoded is None else np.asarray(decoded, dtype=self.unpacked)
+            bound += np.spacing(np.abs(result))
+        return bound
 
     def reencodes(self) -> bool:
         """Whether CF's decoded values encode back to the codes they came from through the codecs

@@ -84,6 +84,9 @@ class ConvertReport:
 
 
 def _mb(n: int) -> str:
+    """A byte count for the summary: bytes, MB or GB."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} GB"
     return f"{n / 1e6:.3g} MB" if n >= 1e5 else f"{n} bytes"
 
 
