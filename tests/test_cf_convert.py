@@ -410,3 +410,43 @@ def test_zarrs_reads_every_chunk_convert_writes(tmp_path, compressor):
         assert type(ints._async_array.codec_pipeline).__name__ == "ZarrsCodecPipeline"
         np.testing.assert_array_equal(ints[...], q)
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "c.zarr" / "v", mode="r")[...], q % 200)
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_calendars_durations_packed_coordinates_and_scalars(tmp_path, zarr_format):
+    import netCDF4
+
+    src = tmp_path / "misc.nc"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.createDimension("time", 4)
+        nc.createDimension("lat", 3)
+        t = nc.createVariable("time", "i4", ("time",))
+        t.units, t.calendar = "days since 1850-01-01", "noleap"  # cftime objects
+        t[:] = np.array([0, 365, 400, 59], "i4")
+        lat = nc.createVariable("lat", "i2", ("lat",))  # a packed dimension coordinate
+        lat.scale_factor = np.float32(0.5)
+        lat.set_auto_maskandscale(False)
+        lat[:] = np.array([-10, 0, 10], "i2")
+        age = nc.createVariable("age", "i2", ("time",), fill_value=np.int16(-9))
+        age.units = "days"  # a duration
+        age[:] = np.array([1, -9, 3, 4], "i2")
+        s = nc.createVariable("scalar", "i1", ())
+        s.scale_factor, s.add_offset = np.float64(0.25), np.float64(100)
+        s.set_auto_maskandscale(False)
+        s.assignValue(-3)
+        v = nc.createVariable("v", "i2", ("time", "lat"), fill_value=np.int16(-1))
+        v.scale_factor = np.float32(0.1)
+        v.set_auto_maskandscale(False)
+        v[:] = np.array([[1, 2, 3], [-1, 5, 6], [7, 8, 9], [10, 11, -1]], "i2")
+    dst = tmp_path / "misc.zarr"
+    report = convert(src, dst, zarr_format=zarr_format)
+    assert report.verified
+    a, b = _open(src), _open_zarr(dst)
+    assert a.time.dtype == object and a.age.dtype.kind in "mfi"  # xarray 2026: int64, -2**63 where missing
+    for name in ("time", "lat", "age", "scalar", "v"):
+        assert a[name].dtype == b[name].dtype, name
+        if a[name].dtype.kind == "O":
+            assert list(a[name].values) == list(b[name].values)
+        else:
+            _same(a[name].values, b[name].values, bound=1e-6)
+    assert report.variables["lat"].route == "packed" and report.variables["time"].route == "as is"

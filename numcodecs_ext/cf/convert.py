@@ -283,7 +283,7 @@ def _open(src: str, engine: str, group: str | None, raw: bool) -> Any:
     kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
     try:
         return xr.open_dataset(src, group=group, engine=engine, chunks=None, **kwargs)
-    except (OSError, ValueError, TypeError, KeyError, RuntimeError, IndexError) as e:
+    except Exception as e:  # noqa: BLE001 - whatever xarray raises, it cannot read the file
         where = f" (group {group})" if group else ""
         raise ToolError(f"{src}{where}: xarray cannot read it ({type(e).__name__}: {e})") from None
 
