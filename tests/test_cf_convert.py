@@ -450,3 +450,22 @@ def test_calendars_durations_packed_coordinates_and_scalars(tmp_path, zarr_forma
         else:
             _same(a[name].values, b[name].values, bound=1e-6)
     assert report.variables["lat"].route == "packed" and report.variables["time"].route == "as is"
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zarr_encoding_for_unsigned_counts_and_attributes_xarray_cannot_write_back(tmp_path, zarr_format):
+    src = tmp_path / "u.nc"
+    write_variable(src, "NETCDF4", np.array([0, -1, 5, -128], "int8"), {"_Unsigned": "true"}, name="ub")
+    write_variable(tmp_path / "f.nc", "NETCDF4", np.array([0, -1, 5, -128], "int8"),
+                   {"_Unsigned": "true", "_FillValue": np.int8(-1)}, name="ub")
+    write_variable(tmp_path / "s.nc", "NETCDF4", np.array([0, 7, 5], "int32"),
+                   {"missing_value": "-1.e+34f"}, name="ub")  # a text missing_value (a real file's)
+    for path in (src, tmp_path / "f.nc", tmp_path / "s.nc"):
+        ds = _open(path)
+        enc = zarr_encoding(ds, zarr_format=zarr_format)
+        assert set(enc) == {"ub"}
+        dst = tmp_path / f"{path.stem}{zarr_format}.zarr"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ds.to_zarr(dst, zarr_format=zarr_format, encoding=enc, consolidated=False)
+        _same(ds.ub.values, _open_zarr(dst, consolidated=False).ub.values)  # uint8 (or float32) as xarray reads

@@ -15,6 +15,7 @@ apart from ``_FillValue``: it is NaN where a code is missing and otherwise what 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -54,6 +55,9 @@ def zarr_encoding(
         ``{name: encoding}`` for the packed variables (a ``scale_factor`` or ``add_offset`` in
         their encoding). Others are absent and keep xarray's own encoding: times, and counts or
         flags with only ``_FillValue``/``missing_value``, stay integers with their CF attributes.
+        Two kinds of variables that are not packed get an entry too, where xarray's own encoding
+        would not read back as it read the file: ``_Unsigned`` integers (stored as the unsigned
+        type) and variables whose CF attributes xarray cannot write again (stored as decoded).
         Values read back through plain ``xr.open_zarr`` equal xarray's decoding of the file, with
         the same dtype and missing values, within
         :meth:`~numcodecs_ext.cf.CFPacking.decode_bound` (0 for power-of-two scale factors).
@@ -91,7 +95,12 @@ def zarr_encoding(
         var = ds.variables[name]
         enc = var.encoding
         packed = enc.get("dtype")
-        if packed is None or not ("scale_factor" in enc or "add_offset" in enc):
+        if packed is None:
+            continue
+        if not ("scale_factor" in enc or "add_offset" in enc):
+            plain = _unpacked_encoding(name, var)
+            if plain is not None:
+                out[name] = {**plain, **(extra or {})}
             continue
         if np.dtype(packed).kind not in "iuf" or var.dtype.kind in "mMO":
             continue  # times (and what xarray decodes to objects) stay as xarray encodes them
@@ -128,3 +137,33 @@ def zarr_encoding(
         entry.update(extra or {})
         out[name] = entry
     return out
+
+
+def _unpacked_encoding(name: str, var: Any) -> dict[str, Any] | None:
+    """An encoding for a variable that is not packed, where xarray's own would not read back as
+    xarray read the file: ``_Unsigned`` integers (xarray's zarr round trip gives the signed type)
+    become the unsigned type with the fill value it reads; a variable whose CF attributes xarray
+    cannot write again (a text ``missing_value`` on integers) is stored as xarray decoded it.
+    None: xarray's own encoding is right."""
+    from .rules import fill_values, stored_dtype
+
+    enc = var.encoding
+    raw = np.dtype(enc["dtype"])
+    if "_Unsigned" in enc and raw.kind in "iu" and var.dtype.kind in "iuf":
+        stored = stored_dtype(raw, enc)
+        entry: dict[str, Any] = {"dtype": stored}
+        fills, _ = fill_values({k: enc[k] for k in ("_FillValue", "_Unsigned") if k in enc}, raw)
+        if fills:
+            entry["_FillValue"] = stored.type(fills[0])
+        if "missing_value" in enc:
+            entry["missing_value"] = enc["missing_value"]
+        return entry
+    import xarray as xr
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xr.conventions.encode_cf_variable(var[tuple(slice(0, 1) for _ in var.dims)], name=name)
+    except Exception:  # noqa: BLE001 - whatever xarray raises, it cannot write these attributes back
+        return {"dtype": var.dtype, "_FillValue": None} if var.dtype.kind in "iufb" else None
+    return None
