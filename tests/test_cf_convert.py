@@ -469,3 +469,33 @@ def test_zarr_encoding_for_unsigned_counts_and_attributes_xarray_cannot_write_ba
             warnings.simplefilter("ignore")
             ds.to_zarr(dst, zarr_format=zarr_format, encoding=enc, consolidated=False)
         _same(ds.ub.values, _open_zarr(dst, consolidated=False).ub.values)  # uint8 (or float32) as xarray reads
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_conversion_that_fails_verification_leaves_nothing_that_opens(tmp_path, monkeypatch, zarr_format,
+                                                                         existing):
+    """A fault injected into our own code (a packing declared with a wrong offset): verification
+    catches it, no metadata is written, the chunks are removed, the message says what is left."""
+    from numcodecs_ext.cf import plan as plan_module
+    from numcodecs_ext.tools.errors import VerificationError
+
+    src, dst = tmp_path / "v.nc", tmp_path / "v.zarr"
+    q = np.arange(-500, 500, dtype="int16").reshape(10, 100)
+    write_variable(src, "NETCDF4", q, {"scale_factor": np.float32(0.25), "_FillValue": np.int16(-500)})
+    if existing:
+        dst.mkdir()
+    declare = plan_module.declare_packing
+
+    def wrong(documents, path, packing, zf):
+        from dataclasses import replace
+
+        declare(documents, path, replace(packing, add_offset=packing.unpacked.type(1)), zf)
+
+    monkeypatch.setattr("numcodecs_ext.cf.convert.declare_packing", wrong)
+    with pytest.raises(VerificationError, match=r"variable 'v' at \(0, 1\): .* in the store") as info:
+        convert(src, dst, zarr_format=zarr_format)
+    assert ("empty again" if existing else "nothing was left") in str(info.value)
+    assert dst.exists() == existing and (not existing or not any(dst.iterdir()))
+    with pytest.raises(Exception):
+        zarr.open_group(dst, mode="r")

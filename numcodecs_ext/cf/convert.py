@@ -411,9 +411,9 @@ def _verify(source: Source, engine: str, staged: Any, plans: list[GroupPlan], re
 def _clean_up(loc: Any, existed: bool) -> str:
     """Remove the chunks a failed run wrote; what is left, in words."""
     try:
-        if existed:
-            for key in loc.walk().files:
-                loc.remove(key)
+        if existed:  # it was an empty directory: everything in it is ours
+            for entry in loc.fs.ls(loc.root, detail=False):
+                loc.fs.rm(entry, recursive=True)
             return f"{loc.display} is empty again, as it was before."
         if loc.exists():
             loc.fs.rm(loc.root, recursive=True)
@@ -433,8 +433,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
     parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
-                        help=f"automatic chunk size in MiB ({CHUNK_MIB_RANGE[0]:g} to {CHUNK_MIB_RANGE[1]:g}, "
-                             "default 8)")
+                        help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
                         help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
     parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
@@ -471,7 +470,7 @@ def parse_chunk_mib(text: str) -> int:
     except ValueError:
         mib = math.nan
     if not (math.isfinite(mib) and lo <= mib <= hi):
-        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} to {hi:g} (MiB)")
+        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} (16 KiB) to {hi:g} (MiB)")
     return int(mib * (1 << 20))
 
 
