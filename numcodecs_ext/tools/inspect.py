@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .describe import describe_codec, readers, zarr_implementation
+from .deviations import reader_warnings
 
 __all__ = ["inspect_store"]
 
@@ -213,6 +214,7 @@ def _array_info(node: str, kind: str, meta: dict[str, Any], files: dict[str, int
         "needs_numcodecs_ext": sorted(set(ours_only)),
         "unreadable_here": unreadable,
         "cf": _cf_words(dtype, codecs) if v3 else None,
+        "reader_warnings": reader_warnings(meta) if v3 else [],
     }
 
 
@@ -295,6 +297,8 @@ def format_report(report: dict[str, Any]) -> str:
         if a["unreadable_here"]:
             lines.append(f"  NOT readable in this environment (no implementation of "
                          f"{', '.join(a['unreadable_here'])})")
+        for w in a.get("reader_warnings") or []:
+            lines.append(f"  reader warning: {w}")
     for p in report["problems"]:
         lines.append(f"\nproblem at {p['path']}: {p['problem']}")
     return "\n".join(lines)
