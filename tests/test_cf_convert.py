@@ -499,3 +499,44 @@ def test_a_conversion_that_fails_verification_leaves_nothing_that_opens(tmp_path
     assert dst.exists() == existing and (not existing or not any(dst.iterdir()))
     with pytest.raises(Exception):
         zarr.open_group(dst, mode="r")
+
+
+def test_zarrs_builtin_codecs_read_what_convert_writes(tmp_path):
+    """zarr's own scale_offset and cast_value (zarr >= 3.2, with cast-value-rs) decode the stores
+    convert writes exactly as ours do."""
+    zc = pytest.importorskip("zarr.codecs")
+    if not hasattr(zc, "CastValue"):
+        pytest.skip("zarr < 3.2 has no scale_offset/cast_value of its own")
+    pytest.importorskip("cast_value_rs")
+    src, dst = tmp_path / "b.nc", tmp_path / "b.zarr"
+    q = np.arange(-3000, 3000, dtype="int16").reshape(60, 100)
+    write_variable(src, "NETCDF4", q, {"scale_factor": np.float32(0.25), "add_offset": np.float32(10),
+                                       "_FillValue": np.int16(-3000)}, dims=("y", "x"))
+    assert main(["convert", str(src), str(dst), "-q", "--chunks", "y=16"]) == 0
+    ours = zarr.open_array(dst / "v", mode="r")[...]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's note that its cast_value is new
+        with zarr.config.set({"codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset",
+                              "codecs.cast_value": "zarr.codecs.cast_value.CastValue"}):
+            z = zarr.open_array(dst / "v", mode="r")
+            assert [type(c).__module__ for c in z.metadata.codecs[:2]] == ["zarr.codecs.scale_offset",
+                                                                          "zarr.codecs.cast_value"]
+            theirs = z[...]
+    np.testing.assert_array_equal(ours, theirs)
+    assert np.isnan(theirs[0, 0]) and theirs[0, 1] == -2999 * 0.25 + 10
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_a_repeated_dimension(tmp_path, zarr_format):
+    import netCDF4
+
+    src = tmp_path / "m.nc"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.createDimension("d", 300)
+        m = nc.createVariable("m", "i2", ("d", "d"))
+        m.scale_factor = np.float32(0.5)
+        m.set_auto_maskandscale(False)
+        m[:] = np.arange(90000).reshape(300, 300) % 30000
+    report, a, b, _ = _converted(tmp_path, src, zarr_format, name="m", chunk_bytes=64 << 10)
+    assert len(set(report.variables["m"].chunks)) == 1
+    _same(a.values, b.values)

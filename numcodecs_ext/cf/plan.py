@@ -116,6 +116,9 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
             sizes = auto_chunks(out.shape, itemsize, chunk_bytes)
             sizes = tuple((chunks or {}).get(d, s) for d, s in zip(out.dims, sizes))
             sizes = tuple(min(max(1, n), s) for n, s in zip(out.shape, sizes))
+            if len(set(out.dims)) < out.ndim:  # a repeated dimension (a D1 x D1 matrix): one size per name
+                per_dim = {d: min(s for d2, s in zip(out.dims, sizes) if d2 == d) for d in out.dims}
+                sizes = tuple(per_dim[d] for d in out.dims)
             if math.prod(sizes) * itemsize > MAX_CHUNK_BYTES:
                 raise UsageError(f"--chunks: variable {plan.name!r} would get chunks {sizes} of "
                                  f"{math.prod(sizes) * itemsize / 2**20:.0f} MiB; the most is "
