@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .attrs import packing_from_attrs
+from .compress import DEFAULT
 
 __all__ = ["zarr_encoding"]
 
@@ -47,7 +48,8 @@ def zarr_encoding(
         Only these variables (default: every data variable and coordinate that is packed).
     extra : mapping, optional
         More encoding keys for every packed variable, e.g. ``{"chunks": (1, 180, 360)}`` or
-        ``{"compressors": ...}``.
+        ``{"compressors": ...}`` (default: blosc with zstd and a shuffle over the stored type, as
+        ``convert`` writes; see :mod:`numcodecs_ext.cf.compress`).
 
     Returns
     -------
@@ -124,6 +126,8 @@ def zarr_encoding(
         entry: dict[str, Any] = {
             "dtype": packing.unpacked,
             "filters": packing.codecs() if zarr_format == 3 else packing.filters(),
+            # blosc with a shuffle over the stored integers: no bigger than the netCDF file
+            **DEFAULT.encoding(zarr_format, packing.packed.itemsize),
         }
         if zarr_format == 3:
             entry["_FillValue"] = None  # no attribute: xarray would mask values equal to it
