@@ -10,12 +10,16 @@ for ``xarray.Dataset.to_zarr``, :func:`convert` a whole netCDF file (verified, m
 ``scale_offset``'s ``scale`` is the **reciprocal** of CF's ``scale_factor``.
 
 A tool layer above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`; xarray, netCDF4
-and dask are needed only by :func:`zarr_encoding` and :func:`convert`
-(``pip install "numcodecs_ext[xarray]"``).
+and dask are needed only when :func:`zarr_encoding` and :func:`convert` run
+(``pip install "numcodecs_ext[xarray]"``): their modules import them inside the functions.
+``convert`` is imported here, not lazily, so that ``numcodecs_ext.cf.convert`` is always the
+function, though a submodule of the same name exists (the CLI loads the module by its full name).
 """
 
 from .attrs import PACKING_ATTRS, CFPacking, packing_from_attrs, packing_from_codecs, unpacked_attrs, unpacked_dtype
 from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing, data_range
+from .convert import convert  # the function: see above
+from .xarray import zarr_encoding
 
 __all__ = [
     "FLOAT_TYPES",
@@ -33,15 +37,3 @@ __all__ = [
     "unpacked_dtype",
     "zarr_encoding",
 ]
-
-
-def __getattr__(name: str):  # the xarray-dependent parts load on first use
-    if name == "zarr_encoding":
-        from .xarray import zarr_encoding
-
-        return zarr_encoding
-    if name == "convert":
-        from .convert import convert
-
-        return convert
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
