@@ -492,7 +492,10 @@ def test_a_conversion_that_fails_verification_leaves_nothing_that_opens(tmp_path
 
         declare(documents, path, replace(packing, add_offset=packing.unpacked.type(1)), zf)
 
-    monkeypatch.setattr("numcodecs_ext.cf.convert.declare_packing", wrong)
+    import importlib
+
+    # the module by its name (the package attribute numcodecs_ext.cf.convert is the function)
+    monkeypatch.setattr(importlib.import_module("numcodecs_ext.cf.convert"), "declare_packing", wrong)
     with pytest.raises(VerificationError, match=r"variable 'v' at \(0, 1\): .* in the store") as info:
         convert(src, dst, zarr_format=zarr_format)
     assert ("empty again" if existing else "nothing was left") in str(info.value)
