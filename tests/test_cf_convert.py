@@ -494,8 +494,8 @@ def test_a_conversion_that_fails_verification_leaves_nothing_that_opens(tmp_path
 
     import importlib
 
-    # the module by its name (the package attribute numcodecs_ext.cf.convert is the function)
-    monkeypatch.setattr(importlib.import_module("numcodecs_ext.cf.convert"), "declare_packing", wrong)
+    # the write step's own module, by its name
+    monkeypatch.setattr(importlib.import_module("numcodecs_ext.cf.write"), "declare_packing", wrong)
     with pytest.raises(VerificationError, match=r"variable 'v' at \(0, 1\): .* in the store") as info:
         convert(src, dst, zarr_format=zarr_format)
     assert ("empty again" if existing else "nothing was left") in str(info.value)
