@@ -160,7 +160,7 @@ def test_codec_config():
         ScaleOffset(dtype="complex128")
     with pytest.raises(ValueError, match="offset"):
         ScaleOffset(offset=2.5, dtype="int16")
-    with pytest.raises(TypeError, match="offset"):
+    with pytest.raises(ValueError, match="codec .scale_offset.: offset"):
         ScaleOffset(offset=[1])
     # NaN and hex parameters are fill-value JSON
     assert ScaleOffset(offset="0x3f800000", dtype="float32").encode(np.array([3.0], np.float32))[0] == 2.0

@@ -4,16 +4,33 @@ a guaranteed maximum error.
 Given the data (or only its range) and either an absolute tolerance or an integer type,
 :func:`choose_packing` returns the offset, scale, integer type and NaN code, and the largest
 error any value in the range can get, **including the float rounding** of the codecs' own
-arithmetic (the spec computes ``(x - offset) * scale`` and ``q / scale + offset`` in the data's
-float type, which for float32 adds a few ulp of the largest magnitude involved). With ``u`` the
-unit roundoff of that type, ``M`` the largest ``|x - offset|``, ``X`` the largest ``|x|`` and
-``Q`` the largest code magnitude, every value decodes within::
+arithmetic: the spec computes ``(x - offset) * scale`` and ``q / scale + offset`` in the data's
+float type. Every packing returned has been run through the real codecs at both ends of the
+range, both ways (the codes fit the integer type, and they decode to finite values: decoding
+never overflows), with its NaN code and its fill value; since each step of the arithmetic is
+monotonic, every value between the ends does the same.
 
-    0.5 / scale + 1.01 * u * (2 * M + Q / scale + X + 1 / scale)
+The bound. With ``u`` the unit roundoff of the float type, ``M`` the largest ``|x - offset|``,
+``Q`` the largest code magnitude and ``Y`` the largest decoded magnitude, every value decodes
+within::
 
-of itself (rounding to the nearest code, plus one rounding in each of the four operations).
-``tests/test_suggest.py`` checks it against the real codecs, exhaustively over every code of
-the 8- and 16-bit types.
+    0.5 / scale + u * (2 M + Q / scale + Y)   (+ half the smallest subnormal, if 1 / scale is one)
+
+of itself: half a step from rounding to a code, plus one rounding in each of the four operations
+(the cast of a code back to the float type is exact: the code is the rounded float
+``(x - offset) * scale``, so it is either that float itself or below ``2**(p - 1)``). Each
+rounding term is left out where its operation is exact, which the search arranges where it
+helps: a power-of-two ``scale`` multiplies and divides exactly, an offset of 0 (or one within a
+factor of two of every value: Sterbenz's lemma) subtracts exactly, and an offset of 0 adds
+exactly. Where the values themselves are no finer than the step (a float32 near 1e6 is a
+multiple of 0.0625), such a packing is **lossless**: ``max_error`` is 0. So a packing is found
+wherever an integer type can hold one, and when none can the error says which limits are in the
+way (the float type's largest scale, the number of codes, the float rounding itself).
+
+``tests/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
+of the 8- and 16-bit types; ``tests/test_packing.py`` with hypothesis over random ranges of every
+float type (tiny, subnormal, up to the float maximum, constant), tolerances and NaN flags,
+through the numcodecs codecs and zarr v3 arrays. The search itself is in ``cf/_search.py``.
 
 Pure numpy over the codec classes; no xarray.
 """
@@ -27,16 +44,17 @@ from typing import Any
 
 import numpy as np
 
+from ..codecs._base import show as _show  # (one way to show a value in a message)
 from ..dtypes import dtype_name
+from .blocks import data_range as _data_range_of
 
-__all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "choose_packing", "data_range"]
+__all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "as_data_range", "choose_packing",
+           "data_range"]
 
 #: packed types, smallest first
 INTEGER_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
 #: the unpacked types a packing is for
 FLOAT_TYPES = ("float16", "float32", "float64")
-#: elements read at a time by :func:`data_range`
-_SLAB = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -49,64 +67,57 @@ class DataRange:
     count: int | None = None
 
 
-def data_range(data: Any) -> DataRange:
-    """The range of ``data`` (numpy, zarr, dask or anything with ``shape`` and slicing), read a
-    block of at most 8 Mi elements at a time so that arrays larger than memory stream through.
+def data_range(data: Any, **kwargs: Any) -> DataRange:
+    """The range of ``data`` (numpy, zarr, dask, an xarray variable or anything with ``shape``,
+    ``dtype`` and slicing), read in blocks of bounded size aligned to its chunks, so that arrays
+    larger than memory stream through (see :func:`numcodecs_ext.cf.blocks.data_range`).
 
     >>> data_range(np.array([3.0, np.nan, -1.5]))
     DataRange(min=-1.5, max=3.0, has_nan=True, count=3)
     """
-    shape = tuple(getattr(data, "shape", np.shape(data)))
-    if not shape:
-        slabs: Any = [np.asarray(data).reshape(1)]
-    else:
-        block = _block(shape)
-        grid = [math.ceil(n / b) for n, b in zip(shape, block)]
-        slabs = (np.asarray(data[tuple(slice(i * b, (i + 1) * b) for i, b in zip(index, block))])
-                 for index in np.ndindex(*grid))
-    lo, hi, nan, count = math.inf, -math.inf, False, 0
-    for slab in slabs:
-        a = np.asarray(slab)
-        if a.dtype.kind not in "fiu":
-            raise ValueError(f"data of type {a.dtype} cannot be packed: floats (or integers) only")
-        count += a.size
-        if a.dtype.kind == "f":
-            finite = np.isfinite(a)
-            if not finite.all():
-                if np.isinf(a).any():
-                    raise ValueError("the data holds ±Infinity, which no integer code can stand for "
-                                     "(map it to NaN or to a finite value first)")
-                nan = True
-                a = a[finite]
-        if a.size:
-            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
-    if count == 0:
-        raise ValueError("the data is empty: there is no range to pack")
-    if lo > hi:
-        raise ValueError("the data holds only NaN: there is no range to pack")
-    return DataRange(lo, hi, nan, count)
-
-
-def _block(shape: tuple[int, ...]) -> list[int]:
-    """A block shape of at most :data:`_SLAB` elements: whole trailing axes where they fit, the
-    leading ones cut (a single huge row is read in pieces too)."""
-    block = list(shape)
-    for axis in range(len(block)):
-        size = math.prod(block)
-        if size <= _SLAB:
-            break
-        rest = size // max(block[axis], 1)
-        block[axis] = max(1, _SLAB // max(rest, 1))
-    return [max(1, b) for b in block]
+    lo, hi, has_nan, count = _data_range_of(data, **kwargs)
+    return DataRange(lo, hi, has_nan, count)
 
 
 _range_of = data_range  # (choose_packing's data_range argument hides the function)
 
 
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def as_data_range(value: Any) -> DataRange:
+    """A :class:`DataRange` from a DataRange or a ``(min, max)`` pair of finite numbers.
+
+    >>> as_data_range((0, 1.5))
+    DataRange(min=0.0, max=1.5, has_nan=None, count=None)
+    >>> as_data_range("0..1")
+    Traceback (most recent call last):
+    ...
+    ValueError: data_range='0..1' is not valid; give a DataRange or a (min, max) pair of finite numbers
+    """
+    if isinstance(value, DataRange):
+        r = value
+    elif isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(_real(v) for v in value):
+        r = DataRange(float(value[0]), float(value[1]))
+    else:
+        raise ValueError(f"data_range={_show(value)} is not valid; give a DataRange or a (min, max) pair of "
+                         "finite numbers")
+    for name, v in (("min", r.min), ("max", r.max)):
+        if not _real(v) or not math.isfinite(float(v)):
+            raise ValueError(f"data_range {name}={_show(v)} is not valid; give a finite number "
+                             "(±Infinity and NaN cannot be packed)")
+    if float(r.min) > float(r.max):
+        raise ValueError(f"data_range min={_show(r.min)} is above max={_show(r.max)}")
+    if r.has_nan not in (None, True, False):
+        raise ValueError(f"data_range has_nan={_show(r.has_nan)} is not valid; use True, False or None")
+    return r
+
+
 @dataclass(frozen=True)
 class Packing:
     """Floats of ``dtype`` stored as ``packed`` integers: ``code = round((x - offset) * scale)``,
-    NaN as ``nan_code``; every value in ``range`` decodes within ``max_error``."""
+    NaN as ``nan_code``; every value in ``range`` decodes within ``max_error`` (0: exactly)."""
 
     dtype: np.dtype
     packed: np.dtype
@@ -123,8 +134,13 @@ class Packing:
 
     @property
     def fill_value(self) -> float:
-        """The array's fill value: NaN where a code stands for it, else the offset."""
+        """The array's fill value: NaN where a code stands for it, else the offset (code 0)."""
         return math.nan if self.nan_code is not None else self.offset
+
+    @property
+    def lossless(self) -> bool:
+        """Whether every value in the range decodes to itself."""
+        return self.max_error == 0
 
     def codecs(self) -> list[dict[str, Any]]:
         """The zarr v3 filters, as JSON."""
@@ -157,96 +173,23 @@ class Packing:
         if self.nan_code is not None:
             cast += f", scalar_map={self._scalar_map()!r}"
         fill = 'float("nan")' if self.nan_code is not None else repr(self.offset)
+        shape = tuple(int(n) for n in shape)
+        chunks = tuple(int(c) for c in chunks) if chunks is not None else shape
         return (f"import zarr\nfrom numcodecs_ext.zarr3 import CastValue, ScaleOffset\n\n"
-                f"z = zarr.create_array({store!r}, shape={tuple(shape)!r}, "
-                f"chunks={tuple(chunks or shape)!r}, dtype=\"{self.dtype.name}\",\n"
+                f"z = zarr.create_array({store!r}, shape={shape!r}, "
+                f"chunks={chunks!r}, dtype=\"{self.dtype.name}\",\n"
                 f"                      fill_value={fill},\n"
                 f"                      filters=[ScaleOffset(offset={self.offset!r}, scale={self.scale!r}),\n"
                 f"                               CastValue({cast})])")
 
     def __str__(self) -> str:
         nan = f", NaN as {self.nan_code}" if self.nan_code is not None else ""
+        error = "lossless" if self.lossless else f"max error {self.max_error:.3g}"
         return (f"{self.dtype.name} as {self.packed.name}: offset {self.offset:.10g}, scale "
-                f"{self.scale:.10g}{nan}; max error {self.max_error:.3g}")
+                f"{self.scale:.10g}{nan}; {error}")
 
 
-def _check_range(r: DataRange) -> None:
-    for name, v in (("min", r.min), ("max", r.max)):
-        if not isinstance(v, (int, float, np.number)) or not math.isfinite(float(v)):
-            raise ValueError(f"data_range {name}={v!r} is not valid; give a finite number "
-                             "(±Infinity and NaN cannot be packed)")
-    if float(r.min) > float(r.max):
-        raise ValueError(f"data_range min={r.min!r} is above max={r.max!r}")
-
-
-def _bound(lo: float, hi: float, offset: float, scale: float, qmax: int, u: float) -> float:
-    m = max(abs(lo - offset), abs(hi - offset))
-    x = max(abs(lo), abs(hi))
-    return 0.5 / scale + 1.01 * u * (2 * m + qmax / scale + x + 1 / scale)
-
-
-def _codes(packed: np.dtype, nan: bool) -> tuple[int, int, int | None]:
-    """(first usable code, last usable code, NaN code) of ``packed``."""
-    info = np.iinfo(packed)
-    if not nan:
-        return int(info.min), int(info.max), None
-    if packed.kind == "u":
-        return 0, int(info.max) - 1, int(info.max)
-    return int(info.min) + 1, int(info.max), int(info.min)
-
-
-def _encode_endpoints(p: Packing) -> np.ndarray:
-    codecs = p.filters()
-    x = np.array([p.range.min, p.range.max], dtype=p.dtype)
-    return codecs[1].encode(codecs[0].encode(x))
-
-
-def _make(floats: np.dtype, packed: np.dtype, r: DataRange, nan: bool, scale: float | None) -> Packing | None:
-    """The packing of ``r`` into ``packed`` with ``scale`` (None: the finest that fits), or None
-    if the range does not fit. Signed types centre the codes on 0 and unsigned ones start at 0,
-    which keeps the magnitudes (and so the float rounding) small."""
-    lo, hi = float(r.min), float(r.max)
-    first, last, nan_code = _codes(packed, nan)
-    ftype = floats.type
-    u = float(np.finfo(floats).eps) / 2
-    limit = 2 ** (np.finfo(floats).nmant + 1)  # more codes than this are not all floats of the type
-    if hi == lo:
-        scale = 1.0
-    elif scale is None:
-        scale = min(last - first, limit) / (hi - lo)
-    for _ in range(60):  # float rounding may push an endpoint one code out: shrink the scale
-        scale = float(ftype(scale))
-        if not math.isfinite(scale) or scale <= 0:
-            return None
-        needed = math.ceil((hi - lo) * scale)
-        cap = min(last - first, limit)
-        if needed > cap + 2:
-            return None  # far too fine for this type
-        if needed > cap:  # one or two codes over, from rounding the scale: shrink it
-            scale *= 1 - 2 * u * 8
-            continue
-        c0 = first if packed.kind == "u" else max(first, min(-(needed // 2), last - needed))
-        offset = float(ftype(lo - c0 / scale))
-        if not math.isfinite(offset):
-            return None
-        qmax = max(abs(c0), abs(c0 + needed))
-        # constant data at the offset itself: code 0, decoded exactly
-        bound = 0.0 if hi == lo == offset and c0 == 0 else _bound(lo, hi, offset, scale, qmax, u)
-        p = Packing(floats, packed, offset, scale, nan_code, bound, r)
-        try:
-            with np.errstate(all="ignore"):
-                q = _encode_endpoints(p)
-        except ValueError:
-            q = None
-        if q is not None and first <= int(q[0]) and int(q[1]) <= last:
-            return p
-        if hi == lo:
-            return None
-        scale *= 1 - 2 * u * 8
-    return None
-
-
-def choose_packing(data: Any = None, *, data_range: DataRange | None = None,
+def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] | None = None,
                    tolerance: float | None = None, dtype: str | None = None,
                    nan: bool | str = "auto", float_dtype: Any = None) -> Packing:
     """The packing of ``data`` (or of ``data_range``) that meets ``tolerance`` with the smallest
@@ -255,79 +198,105 @@ def choose_packing(data: Any = None, *, data_range: DataRange | None = None,
     Parameters
     ----------
     data : array-like, optional
-        The values (numpy, zarr, dask ...); read once for their range.
-    data_range : DataRange, optional
+        The values (numpy, zarr, dask ...); read once, in bounded blocks, for their range.
+    data_range : DataRange or (min, max), optional
         Instead of ``data``: the range the values will have.
     tolerance : float, optional
         The largest absolute error allowed. The scale is then the coarsest that meets it
         (fewer distinct codes compress better), in the smallest type that holds the range.
     dtype : str, optional
-        Instead of ``tolerance``: the integer type (one of :data:`INTEGER_TYPES`), whose whole
-        range is used.
+        Instead of ``tolerance``: the integer type (one of :data:`INTEGER_TYPES`); the packing
+        with the smallest guaranteed error in it.
     nan : "auto", True or False
         Reserve a code for NaN: "auto" does where the data holds NaN, or where only a range is
         given (it cannot tell).
     float_dtype : optional
         The unpacked float type (default: the data's, else float32).
 
+    Raises
+    ------
+    ValueError
+        An invalid argument, or no packing meets the tolerance (the message says which limit is
+        in the way and what comes closest).
+
     Examples
     --------
     >>> p = choose_packing(np.array([250.0, 310.0, np.nan], "float32"), tolerance=0.01)
     >>> p.packed, p.nan_code, p.max_error <= 0.01
     (dtype('int16'), -32768, True)
-    >>> choose_packing(data_range=DataRange(-1.0, 1.0), dtype="int8", nan=False).scale
-    127.5
+    >>> choose_packing(data_range=(-1.0, 1.0), dtype="int8", nan=False).max_error < 1 / 127
+    True
+    >>> choose_packing(data_range=(1e6, 1e6 + 3), tolerance=1e-3, float_dtype="float32").lossless
+    True
     """
     if (tolerance is None) == (dtype is None):
         raise ValueError("give exactly one of tolerance (the largest error allowed) or dtype "
                          f"(one of {', '.join(INTEGER_TYPES)})")
     if (data is None) == (data_range is None):
         raise ValueError("give exactly one of data or data_range")
-    if nan not in ("auto", True, False):
-        raise ValueError(f"nan={nan!r} is not valid; use 'auto', True or False")
-    r = data_range if data_range is not None else _range_of(data)
-    _check_range(r)
-    if float_dtype is not None:
-        floats = np.dtype(float_dtype)
+    if isinstance(nan, np.bool_):
+        nan = bool(nan)
+    if not (nan == "auto" or nan is True or nan is False):
+        raise ValueError(f"nan={_show(nan)} is not valid; use 'auto', True or False")
+    floats = _float_type(data, float_dtype)
+    if dtype is not None:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+        if name not in INTEGER_TYPES:
+            raise ValueError(f"dtype={_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     else:
-        given = getattr(data, "dtype", None)
-        floats = np.dtype(given) if given is not None and np.dtype(given).kind == "f" else np.dtype("float32")
-    if floats.name not in FLOAT_TYPES:
-        raise ValueError(f"float_dtype={floats.name!r} is not valid; use one of {', '.join(FLOAT_TYPES)}")
-    reserve = bool(r.has_nan) or r.has_nan is None if nan == "auto" else bool(nan)
+        if not _real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
+            raise ValueError(f"tolerance={_show(tolerance)} is not valid; give a finite number above 0")
+    r = as_data_range(data_range) if data_range is not None else _range_of(data)
+    reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
         raise ValueError("the data holds NaN but nan=False: NaN needs a code (nan=True or 'auto')")
+    from ._search import _finest, _Floats, _float_range, _meeting, _why_not, _why_tolerance
+
+    f = _Floats.of(floats)
+    lo, hi = _float_range(f, r)
     if dtype is not None:
-        if dtype not in INTEGER_TYPES:
-            raise ValueError(f"dtype={dtype!r} is not valid; use one of {', '.join(INTEGER_TYPES)}")
         packed = np.dtype(dtype)
-        p = _make(floats, packed, r, reserve, None)
+        p = _finest(f, packed, r, lo, hi, reserve)
         if p is None:
-            raise ValueError(f"the range [{r.min}, {r.max}] cannot be packed into {dtype}")
+            raise ValueError(f"the range [{lo:g}, {hi:g}] of {floats.name} values cannot be packed into "
+                             f"{packed.name}: {_why_not(f, packed, lo, hi, reserve)}")
         return p
-    if not isinstance(tolerance, (int, float, np.number)) or not math.isfinite(float(tolerance)) \
-            or float(tolerance) <= 0:
-        raise ValueError(f"tolerance={tolerance!r} is not valid; give a finite number above 0")
-    tol = float(tolerance)
+    tol = float(tolerance)  # type: ignore[arg-type]
     best = None
     for name in INTEGER_TYPES:
         packed = np.dtype(name)
-        finest = _make(floats, packed, r, reserve, None)
+        finest = _finest(f, packed, r, lo, hi, reserve)
         if finest is None:
             continue
-        best = finest if best is None or finest.max_error < best.max_error else best
+        if best is None or finest.max_error < best.max_error:
+            best = finest
         if finest.max_error > tol:
             continue
-        # the coarsest scale that still meets the tolerance (fewer codes compress better)
-        scale = 0.5 / tol
-        for _ in range(2000):
-            if scale >= finest.scale:
-                return finest
-            candidate = _make(floats, packed, r, reserve, scale)
-            if candidate is not None and candidate.max_error <= tol:
-                return candidate
-            scale *= 1.001
-        return finest
-    hint = f"; the best is {best.max_error:.3g} with {best.packed.name}" if best is not None else ""
+        found = _meeting(f, packed, r, lo, hi, reserve, tol, finest)
+        if found is not None:
+            return found
     raise ValueError(f"no integer type meets tolerance={tol:g} for {floats.name} values in "
-                     f"[{r.min}, {r.max}]{hint}")
+                     f"[{lo:g}, {hi:g}]: {_why_tolerance(f, lo, hi, tol, reserve, best)}")
+
+
+def _float_type(data: Any, float_dtype: Any) -> np.dtype:
+    if float_dtype is not None:
+        try:
+            floats = np.dtype(float_dtype)
+        except TypeError:
+            floats = None
+    else:
+        given = getattr(data, "dtype", None)
+        try:
+            given = np.dtype(given) if given is not None else None
+        except TypeError:
+            given = None
+        floats = given if given is not None and given.name in FLOAT_TYPES else np.dtype("float32")
+    if floats is None or floats.name not in FLOAT_TYPES:
+        shown = float_dtype.__name__ if isinstance(float_dtype, type) else _show(float_dtype)
+        raise ValueError(f"float_dtype={shown}"
+                         f" is not valid; use one of {', '.join(FLOAT_TYPES)}")
+    return floats

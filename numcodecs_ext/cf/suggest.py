@@ -1,11 +1,14 @@
 """Suggest how to store float arrays as small integers: scale_offset + cast_value, per integer type.
 
-For every float array of a zarr store (v2 or v3) or netCDF file, the range is read (streaming,
-a slab at a time), then for each integer type the finest packing is shown with its guaranteed
-maximum error, the error measured and the compression ratio on a sample (a few MB of the array:
-the floats' bytes over the bytes once packed and zstd-compressed). With ``--tolerance`` the
-packing that meets it in the smallest type is marked, and the Python that creates such an array
-is printed.
+For every float array of a zarr store (v2 or v3) or netCDF file, the range is read block by
+block (bounded blocks aligned to the stored chunks: memory stays flat whatever the array's size
+or shape), then for each integer type the packing with the smallest guaranteed error is shown,
+with the error measured and the compression ratio on a sample (4 MB of the array in all, a few
+chunk-aligned blocks spread through it: the floats' bytes over the bytes once packed and
+zstd-compressed). With ``--tolerance`` the coarsest packing that meets it in the smallest type is
+marked, and the Python that creates such an array is printed, with chunks taken from the
+source's own chunking (its netCDF/HDF5 or zarr chunks where they are of a sensible size, else
+about 8 MB with the trailing dimensions whole).
 
 Examples::
 
@@ -18,111 +21,267 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import warnings
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import PurePosixPath
 from typing import Any
 
 import numpy as np
 
-from .packing import INTEGER_TYPES, DataRange, Packing, choose_packing, data_range
+from ..tools.errors import ToolError, UsageError
+from .blocks import SAMPLE_BYTES, chunks_of, propose_chunks, sample
+from .blocks import data_range as _stream_range
+from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, _show, choose_packing
 
-__all__ = ["add_arguments", "run", "suggest_array"]
-
-SAMPLE_BYTES = 4 << 20
-
-
-def _sample(array: Any) -> np.ndarray:
-    """About :data:`SAMPLE_BYTES` of the array: its leading rows."""
-    shape = tuple(array.shape)
-    if not shape:
-        return np.asarray(array[()]).reshape(1)
-    per_row = max(1, math.prod(shape[1:])) * np.dtype(array.dtype).itemsize
-    rows = max(1, SAMPLE_BYTES // per_row)
-    return np.asarray(array[:rows])
+__all__ = ["add_arguments", "run", "suggest", "suggest_array"]
 
 
-def _measure(packing: Packing, sample: np.ndarray) -> tuple[float, float]:
+def _measure(packing: Packing, pieces: list[np.ndarray]) -> tuple[float, float]:
     """(largest error, compression ratio: float bytes over packed + zstd bytes) of ``packing``
-    on ``sample``."""
+    on the sample ``pieces`` (each compressed on its own, as chunks are)."""
     import numcodecs
 
     so, cv = packing.filters()
-    x = np.ascontiguousarray(sample, dtype=packing.dtype)
-    codes = cv.encode(so.encode(x))
-    back = so.decode(cv.decode(codes))
-    finite = ~np.isnan(x)
-    err = float(np.max(np.abs(back[finite].astype(np.float64) - x[finite]))) if finite.any() else 0.0
-    stored = len(numcodecs.Zstd(level=3).encode(np.ascontiguousarray(codes).tobytes()))
-    return err, x.nbytes / max(1, stored)
+    zstd = numcodecs.Zstd(level=3)
+    err, raw, stored = 0.0, 0, 0
+    for piece in pieces:
+        x = np.ascontiguousarray(piece, dtype=packing.dtype)
+        codes = cv.encode(so.encode(x))
+        back = so.decode(cv.decode(codes))
+        nan = np.isnan(x)
+        if not np.array_equal(nan, np.isnan(back)):
+            raise ToolError(f"the packing {packing} does not keep NaN where the data has it")
+        if not nan.all():
+            finite = ~nan
+            err = max(err, float(np.max(np.abs(back[finite].astype(np.float64) - x[finite].astype(np.float64)))))
+        raw += x.nbytes
+        stored += len(zstd.encode(np.ascontiguousarray(codes).tobytes()))
+    if err > packing.max_error:  # never report a guarantee the data itself contradicts
+        raise ToolError(f"the packing {packing} measured an error of {err:.3g} on the data, above "
+                        "its guarantee: this is a bug in numcodecs_ext, please report it")
+    return err, raw / max(1, stored)
 
 
-def suggest_array(array: Any, *, tolerance: float | None = None,
-                  dtype: str | None = None) -> dict[str, Any]:
+def _check_tolerance(tolerance: Any) -> float | None:
+    if tolerance is None:
+        return None
+    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer,
+                                                                           np.floating)):
+        raise UsageError(f"tolerance {_show(tolerance)} is not a number; give the largest absolute "
+                         "error allowed")
+    t = float(tolerance)
+    if not math.isfinite(t) or t <= 0:
+        raise UsageError(f"tolerance {t!r} is not valid; give a finite number above 0 (the largest "
+                         "absolute error allowed)")
+    return t
+
+
+def _check_dtype(dtype: Any) -> str | None:
+    if dtype is not None and dtype not in INTEGER_TYPES:
+        raise UsageError(f"dtype {_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
+    return dtype
+
+
+def suggest_array(array: Any, *, tolerance: float | None = None, dtype: str | None = None,
+                  on_bytes: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The range of ``array`` and a row per integer type (or only ``dtype``): packing, guaranteed
-    and measured error, compression ratio on a sample; ``choice``: what ``tolerance`` or
-    ``dtype`` picks (None if nothing meets the tolerance)."""
-    r = data_range(array)
+    and measured error, compression ratio on a sample; ``choice``: what ``tolerance`` or ``dtype``
+    picks (None if nothing meets the tolerance, with ``why``); ``chunks``: the chunks proposed for
+    a packed copy.
+
+    ``array`` is anything with ``shape``, ``dtype`` and slicing (numpy, zarr, dask, an xarray
+    variable); it is read in bounded blocks aligned to its chunks, and ``on_bytes`` is told how
+    many bytes each block had.
+    """
+    tolerance = _check_tolerance(tolerance)
+    dtype = _check_dtype(dtype)
     floats = np.dtype(array.dtype)
-    sample = _sample(array)
-    rows = []
+    if floats.name not in FLOAT_TYPES:
+        raise UsageError(f"the array is {floats}: suggest packs {', '.join(FLOAT_TYPES)} arrays")
+    reader = _Counting(array, on_bytes) if on_bytes is not None else array
+    lo, hi, has_nan, count = _stream_range(reader)
+    r = DataRange(lo, hi, has_nan, count)
+    pieces = sample(array, budget=SAMPLE_BYTES)
+    rows: list[dict[str, Any]] = []
     for name in ([dtype] if dtype else INTEGER_TYPES):
         try:
             p = choose_packing(data_range=r, dtype=name, nan="auto", float_dtype=floats)
         except ValueError as e:
             rows.append({"dtype": name, "error": str(e)})
             continue
-        measured, ratio = _measure(p, sample)
+        measured, ratio = _measure(p, pieces)
         rows.append({"dtype": name, "packing": p, "max_error": p.max_error,
                      "measured_error": measured, "ratio": ratio})
+    shape = tuple(int(n) for n in array.shape)
+    result: dict[str, Any] = {"range": r, "rows": rows, "choice": None, "why": None,
+                              "chunks": propose_chunks(shape, floats.itemsize, chunks_of(array)),
+                              "shape": shape, "dtype": floats}
     choice = None
     if tolerance is not None:
         try:
             choice = choose_packing(data_range=r, tolerance=tolerance, float_dtype=floats)
         except ValueError as e:
-            return {"range": r, "rows": rows, "choice": None, "why": str(e)}
+            result["why"] = str(e)
     elif dtype is not None and "packing" in rows[0]:
         choice = rows[0]["packing"]
     if choice is not None:
-        measured, ratio = _measure(choice, sample)
-        rows.append({"dtype": f"{choice.packed.name} (tolerance)" if tolerance else choice.packed.name,
-                     "packing": choice, "max_error": choice.max_error,
-                     "measured_error": measured, "ratio": ratio, "chosen": True})
-    return {"range": r, "rows": rows, "choice": choice}
-
-
-def _open(src: str, name: str | None) -> dict[str, Any]:
-    """{name: array} of the float arrays in ``src`` (or only ``name``)."""
-    path = Path(src)
-    if not path.exists():
-        raise ValueError(f"{src} does not exist")
-    if path.is_file():
-        try:
-            import xarray as xr
-        except ImportError as e:
-            raise ValueError('reading netCDF needs xarray: pip install "numcodecs_ext[xarray]"') from e
-        ds = xr.open_dataset(path, mask_and_scale=True)
-        arrays = {k: v.data for k, v in ds.data_vars.items()}
-    else:
-        import zarr
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                node = zarr.open(str(path), mode="r")
-            except Exception as e:  # noqa: BLE001 - not a store: said plainly
-                raise ValueError(f"{src} is not a zarr store or netCDF file ({e})") from None
-        if hasattr(node, "shape"):
-            arrays = {path.name: node}
+        measured, ratio = _measure(choice, pieces)
+        label = f"{choice.packed.name} (tolerance)" if tolerance is not None else choice.packed.name
+        if tolerance is not None:
+            rows.append({"dtype": label, "packing": choice, "max_error": choice.max_error,
+                         "measured_error": measured, "ratio": ratio, "chosen": True})
         else:
-            arrays = {k: a for k, a in node.arrays()}
+            rows[0]["chosen"] = True
+        result["choice"] = choice
+    return result
+
+
+class _Counting:
+    """An array whose block reads are reported (bytes) to a callback: the progress bar."""
+
+    def __init__(self, array: Any, on_bytes: Callable[[int], None]) -> None:
+        self._array, self._on_bytes = array, on_bytes
+        self.shape, self.dtype = array.shape, array.dtype
+        self.chunks = chunks_of(array)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        out = np.asarray(self._array[key])
+        self._on_bytes(out.nbytes)
+        return out
+
+
+# -- sources ----------------------------------------------------------------------------------
+
+
+class _Variable:
+    """A netCDF variable as xarray decodes it (CF scale/offset and fill applied), read lazily:
+    only the slices asked for are read, in the file's chunks (``chunks``)."""
+
+    def __init__(self, variable: Any) -> None:
+        self._variable = variable
+        self.shape = tuple(int(n) for n in variable.shape)
+        self.dtype = np.dtype(variable.dtype)
+        self.chunks = chunks_of(variable)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return np.asarray(self._variable[key].values)
+
+
+def _is_netcdf(head: bytes) -> bool:
+    return head[:3] == b"CDF" or head[:8] == b"\x89HDF\r\n\x1a\n"
+
+
+@contextmanager
+def open_arrays(src: Any, name: str | None = None) -> Iterator[dict[str, Any]]:
+    """``{name: array}`` of the float arrays of ``src`` (a zarr store or netCDF file: a path, or
+    a URL / zarr store for zarr), or only ``name``; the arrays read lazily, in blocks.
+
+    UsageError when ``src`` does not exist or is neither, when ``name`` is not one of its arrays
+    or not a float array, and when it has no float arrays.
+    """
+    from ..tools.storage import Location
+
+    loc = Location.parse(src)
+    if not loc.exists():
+        raise UsageError(f"{loc.display} does not exist")
+    if loc.isfile():
+        if not loc.is_local:
+            raise UsageError(f"{loc.display}: suggest reads netCDF files from a local path only")
+        with open(loc.root, "rb") as f:
+            head = f.read(8)
+        if not _is_netcdf(head):
+            raise UsageError(f"{loc.display} is a file but not a netCDF file (nor a zarr store, "
+                             "which is a directory)")
+        with _netcdf(loc.root, loc.display) as arrays:
+            yield _select(arrays, name, loc.display)
+        return
+    yield _select(_zarr_arrays(loc), name, loc.display)
+
+
+@contextmanager
+def _netcdf(path: str, display: str) -> Iterator[dict[str, Any]]:
+    try:
+        import xarray as xr
+    except ImportError:
+        raise UsageError('reading netCDF needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
+    try:
+        ds = xr.open_dataset(path, mask_and_scale=True, cache=False)
+    except (ValueError, OSError, RuntimeError, TypeError) as e:
+        raise ToolError(f"{display}: the netCDF file cannot be read ({e})") from None
+    try:
+        yield {k: _Variable(ds.variables[k]) for k in ds.data_vars}
+    finally:
+        ds.close()
+
+
+def _zarr_arrays(loc: Any) -> dict[str, Any]:
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            node = zarr.open(store=loc.zarr_store(read_only=True), mode="r")
+        except Exception as e:  # noqa: BLE001 - whatever zarr says: not a store, said plainly
+            raise UsageError(f"{loc.display} is not a zarr store or netCDF file ({e})") from None
+        if hasattr(node, "shape"):
+            return {PurePosixPath(loc.root).name or loc.display: node}
+        try:
+            return {path: a for path, a in node.members(max_depth=None) if hasattr(a, "shape")}
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(f"{loc.display}: the zarr hierarchy cannot be read ({e})") from None
+
+
+def _select(arrays: dict[str, Any], name: str | None, display: str) -> dict[str, Any]:
+    floats = {k: a for k, a in arrays.items() if np.dtype(a.dtype).name in FLOAT_TYPES}
     if name is not None:
         if name not in arrays:
-            raise ValueError(f"no array {name!r} in {src}; it has {', '.join(sorted(arrays)) or 'none'}")
-        arrays = {name: arrays[name]}
-        if np.dtype(arrays[name].dtype).kind != "f":
-            raise ValueError(f"array {name!r} is {np.dtype(arrays[name].dtype)}: only float arrays are packed")
-    return {k: a for k, a in arrays.items() if np.dtype(a.dtype).kind == "f"}
+            raise UsageError(f"no array {name!r} in {display}; it has {', '.join(sorted(arrays)) or 'none'}")
+        if name not in floats:
+            raise UsageError(f"array {name!r} is {np.dtype(arrays[name].dtype)}: only float arrays "
+                             f"({', '.join(FLOAT_TYPES)}) are packed")
+        return {name: floats[name]}
+    if not floats:
+        found = ", ".join(f"{k} ({np.dtype(a.dtype)})" for k, a in sorted(arrays.items())) or "no arrays"
+        raise UsageError(f"{display} has no float arrays to pack ({', '.join(FLOAT_TYPES)}); it has {found}")
+    return floats
+
+
+def suggest(src: Any, *, array: str | None = None, tolerance: float | None = None,
+            dtype: str | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
+    """:func:`suggest_array` for every float array of ``src`` (or only ``array``):
+    ``{name: result}``; an array whose data cannot be packed or read has ``{"error": why}``
+    instead, and the others are still done. A progress bar (stderr) follows the bytes read if
+    ``progress``.
+
+    UsageError (a ValueError) for a ``src`` that does not exist or holds no float arrays, an
+    unknown ``array``, an invalid ``tolerance`` or ``dtype``.
+    """
+    tolerance = _check_tolerance(tolerance)
+    dtype = _check_dtype(dtype)
+    from ..tools.progress import Progress
+
+    with open_arrays(src, array) as arrays:
+        total = sum(math.prod(a.shape) * np.dtype(a.dtype).itemsize for a in arrays.values())
+        results = {}
+        with Progress(total, "range", enabled=progress) as bar:
+            for name, a in arrays.items():
+                try:
+                    results[name] = suggest_array(a, tolerance=tolerance, dtype=dtype,
+                                                  on_bytes=lambda n: bar.advance(n))
+                except UsageError:
+                    raise
+                except (ValueError, ToolError) as e:  # the data: empty, only NaN, ±Infinity
+                    results[name] = {"error": str(e)}
+                except (OSError, RuntimeError, KeyError) as e:  # a chunk or file that cannot be read
+                    if isinstance(e, (RecursionError, NotImplementedError)):
+                        raise
+                    results[name] = {"error": f"the data cannot be read ({type(e).__name__}: {e})"}
+    return results
+
+
+# -- command line -----------------------------------------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -133,6 +292,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--tolerance", type=float, help="the largest absolute error allowed")
     how.add_argument("--dtype", choices=INTEGER_TYPES, help="only this integer type")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
 def _row_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -144,30 +304,14 @@ def _row_json(row: dict[str, Any]) -> dict[str, Any]:
             "ratio": row["ratio"], "chosen": bool(row.get("chosen")), "codecs": p.codecs()}
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext suggest``."""
-    if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance > 0):
-        print(f"numcodecs-ext suggest: --tolerance {args.tolerance} is not valid; give a number above 0",
-              file=sys.stderr)
-        return 2
-    try:
-        arrays = _open(args.src, args.array)
-        if not arrays:
-            raise ValueError(f"{args.src} has no float arrays")
-        results = {name: suggest_array(a, tolerance=args.tolerance, dtype=args.dtype)
-                   for name, a in arrays.items()}
-    except (ValueError, OSError) as e:
-        print(f"numcodecs-ext suggest: {e}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps({name: {"range": vars(res["range"]),
-                                 "rows": [_row_json(r) for r in res["rows"]],
-                                 "why": res.get("why")} for name, res in results.items()}, indent=2))
-        return 0
+def _print_text(results: dict[str, dict[str, Any]]) -> None:
     for name, res in results.items():
+        if "error" in res:
+            print(f"{name}: cannot suggest a packing: {res['error']}\n")
+            continue
         r: DataRange = res["range"]
         nan = ", with NaN" if r.has_nan else ""
-        print(f"{name}: {arrays[name].dtype} in [{r.min:.6g}, {r.max:.6g}]{nan}, {r.count} values")
+        print(f"{name}: {res['dtype']} in [{r.min:.6g}, {r.max:.6g}]{nan}, {r.count} values")
         print(f"  {'stored as':18} {'offset':>12} {'scale':>12} {'NaN code':>11} {'max error':>10} "
               f"{'measured':>10} {'ratio':>7}")
         for row in res["rows"]:
@@ -183,12 +327,43 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {res['why']}")
         choice = res["choice"]
         if choice is not None:
-            shape = tuple(arrays[name].shape)
-            chunks = getattr(arrays[name], "chunks", None)
-            chunks = chunks if isinstance(chunks, tuple) and all(isinstance(c, int) for c in chunks) else None
-            store = f"{Path(name).name.removesuffix('.zarr')}_packed.zarr"
-            print("\n  to write it so:\n    " + choice.code(store, shape, chunks).replace("\n", "\n    "))
+            store = f"{PurePosixPath(name).name.removesuffix('.zarr')}_packed.zarr"
+            print("\n  to write it so:\n    "
+                  + choice.code(store, res["shape"], res["chunks"]).replace("\n", "\n    "))
         print()
-    print("max error: guaranteed for every value in the range (float rounding included); "
-          "measured and ratio: on a sample of up to 4 MB (float bytes / packed + zstd bytes)")
+    print(f"max error: guaranteed for every value in the range (float rounding included; 0: "
+          f"lossless); measured and ratio: on a sample of up to {SAMPLE_BYTES >> 20} MB "
+          "(float bytes / packed + zstd bytes)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``numcodecs-ext suggest``: results on stdout; exit 1 if no packing meets
+    ``--tolerance`` for some array."""
+    tolerance = args.tolerance
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
+        raise UsageError(f"--tolerance {tolerance:g} is not valid; give a finite number above 0 "
+                         "(the largest absolute error allowed)")
+    results = suggest(args.src, array=args.array, tolerance=tolerance, dtype=args.dtype,
+                      progress=not (args.quiet or args.json))
+    if args.json:
+        print(json.dumps({name: _result_json(res) for name, res in results.items()}, indent=2))
+    else:
+        _print_text(results)
+    failed = [name for name, res in results.items() if "error" in res]
+    missed = [name for name, res in results.items()
+              if "error" not in res and tolerance is not None and res["choice"] is None]
+    problems = []
+    if failed:
+        problems.append("no packing for " + "; ".join(f"{name}: {results[name]['error']}" for name in failed))
+    if missed:
+        problems.append(f"no packing meets --tolerance {tolerance:g} for {', '.join(missed)} (see why above)")
+    if problems:
+        raise ToolError("; ".join(problems))
     return 0
+
+
+def _result_json(res: dict[str, Any]) -> dict[str, Any]:
+    if "error" in res:
+        return {"error": res["error"]}
+    return {"range": asdict(res["range"]), "rows": [_row_json(r) for r in res["rows"]],
+            "chunks": list(res["chunks"]), "why": res.get("why")}

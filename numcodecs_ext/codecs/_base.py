@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
-from collections.abc import Callable, Hashable
+import re
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,22 +16,106 @@ from numcodecs.abc import Codec
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
-    "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "representable",
-    "typed",
+    "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "refusal",
+    "representable", "show", "typed",
 ]
+
+#: numpy scalar reprs (``np.float64(nan)``, ``np.int16(3)``, ``np.True_``) in a message
+_NUMPY_REPR = re.compile(r"\bnp\.(?:(?:float|int|uint|complex|longdouble|clongdouble|str_|bytes_|"
+                         r"datetime64|timedelta64|void|bool)\w*)\(((?:[^()]|\([^()]*\))*)\)")
+_NUMPY_BOOL = re.compile(r"\bnp\.(True|False)_")
+_PREFIX = re.compile(r"^codec '[^']*': ")
+
+
+def show(value: Any) -> str:
+    """``repr(value)`` for a message, with numpy scalars and arrays as the Python values they
+    hold (no ``np.float64(...)``).
+
+    >>> show([np.float32(0.5), np.int64(3), {"a": np.True_}])
+    "[0.5, 3, {'a': True}]"
+    """
+    if isinstance(value, np.generic):
+        return repr(value.item()) if value.dtype.kind in "biufc" else repr(str(value))
+    if isinstance(value, np.ndarray):
+        return show(value.tolist())
+    if isinstance(value, list):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _plain(message: str) -> str:
+    """``message`` with any numpy scalar repr replaced by the value it shows."""
+    return _NUMPY_BOOL.sub(r"\1", _NUMPY_REPR.sub(r"\1", message))
+
+
+class ConfigurationError(ValueError):
+    """A codec configuration refused at construction: the message starts ``codec '<name>': ``
+    and names the key, the value and what is valid."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """A configuration value of the wrong type (a string where a number belongs ...): a
+    ValueError like every refusal, and a TypeError as Python and zarr raise for one."""
+
+
+def refusal(name: str, error: BaseException) -> ConfigurationError:
+    """The error a constructor raises for an invalid configuration: ``codec '<name>': ``
+    followed by what is wrong (the key, the value, what is valid), whatever the error's prefix
+    was, without numpy reprs; a ValueError always, and a TypeError too where ``error`` was one
+    (a value of the wrong type).
+
+    >>> str(refusal("zfp", TypeError("zfp mode 'fixed_rate': 'rate' must be a number, got '8'")))
+    "codec 'zfp': zfp mode 'fixed_rate': 'rate' must be a number, got '8'"
+    >>> str(refusal("numcodecs.zfp", ValueError("codec 'zfp': tolerance = np.float64(-1.0)")))
+    "codec 'numcodecs.zfp': tolerance = -1.0"
+    """
+    message = f"codec {name!r}: {_PREFIX.sub('', _plain(str(error)))}"
+    return ConfigurationTypeError(message) if isinstance(error, TypeError) else ConfigurationError(message)
+
+
+def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> ConfigurationError | None:
+    """The refusal for a call that does not fit ``init``'s signature (a missing or unknown
+    configuration key, said as for ``from_config``), or None if it fits."""
+    signature = inspect.signature(init)
+    try:
+        signature.bind(None, *args, **kwargs)
+    except TypeError:
+        pass
+    else:
+        return None
+    params = [p for p in signature.parameters.values() if p.name != "self"]
+    valid = [p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    given = set(kwargs) | {p.name for p, _ in zip(params, args)}
+    required = tuple(p.name for p in params if p.default is p.empty
+                     and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+    try:
+        check_keys(codec_id, {k: None for k in given}, valid, required)
+    except ValueError as e:
+        return ConfigurationError(str(e))
+    return ConfigurationError(f"codec {codec_id!r}: takes its configuration keys ({', '.join(valid)}) by "
+                      f"name, not {len(args)} positional arguments")
 
 
 def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required: tuple[str, ...] = ()) -> None:
     """Refuse unknown or missing configuration keys with a message that lists the valid ones."""
-    unknown = sorted(set(config) - set(valid))
+    if not isinstance(config, Mapping):
+        raise ValueError(f"codec {codec_id!r}: the configuration must be a JSON object (a dict) with "
+                         f"the keys {', '.join(valid)}, not {show(config)}")
+    unknown = sorted((k for k in config if k not in valid), key=str)
     if unknown:
         raise ValueError(
-            f"codec {codec_id!r}: unknown configuration key(s) {', '.join(map(repr, unknown))}; "
+            f"codec {codec_id!r}: unknown configuration key(s) {', '.join(map(show, unknown))}; "
             f"valid keys are {', '.join(valid)}"
         )
     missing = [k for k in required if k not in config]
     if missing:
-        raise ValueError(f"codec {codec_id!r}: missing required configuration key(s) {', '.join(map(repr, missing))}")
+        raise ValueError(f"codec {codec_id!r}: missing required configuration key(s) "
+                         f"{', '.join(map(repr, missing))}; valid keys are {', '.join(valid)}")
 
 
 def representable(data: Any, dtype: np.dtype, label: str, note: str = "") -> Any:
@@ -52,7 +138,16 @@ def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[n
     ``parse`` validates and returns the native dtype. zarr v3 names carry no byte order; a numpy
     spelling may (``">f8"``): zarr v2 arrays of that dtype need decode() to return it.
     """
-    native = parse(value)
+    if not isinstance(value, (str, np.dtype, type)):
+        raise ValueError(f"dtype={show(value)} is not a data type; give a zarr v3 name (such as "
+                         "'float32') or a numpy spelling (such as '<f4')")
+    try:
+        native = parse(value)
+    except (ValueError, TypeError) as e:
+        message = _PREFIX.sub("", str(e))
+        if "dtype" not in message:
+            message = f"dtype={show(value)} is not valid: {message}"
+        raise ValueError(message) from None
     try:
         order = np.dtype(value).byteorder
     except TypeError:  # a zarr v3 name numpy does not know (bfloat16, ...)
@@ -70,6 +165,26 @@ class ExtCodec(Codec):
     """
 
     codec_id: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every constructor refuses an invalid configuration the same way: ValueError, prefixed
+        ``codec '<codec_id>': `` (see :func:`refusal`), a missing or unknown key included."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_refuses", False):
+            return
+
+        @functools.wraps(init)
+        def __init__(self: ExtCodec, *args: Any, **kw: Any) -> None:
+            try:
+                init(self, *args, **kw)
+            except (ValueError, TypeError) as e:
+                call = _call_refusal(type(self).codec_id, init, args, kw) if isinstance(e, TypeError) else None
+                raise refusal(type(self).codec_id, call or e) from None
+
+        __init__._refuses = True  # type: ignore[attr-defined]
+        cls.__init__ = __init__  # type: ignore[method-assign]
+
     #: Element-wise codecs keep the memory layout of what they are given (zarr v2 arrays with
     #: order="F" hand them Fortran-ordered chunks and expect bytes in that order back); codecs
     #: that work on the shape refuse Fortran-ordered input in encode() instead (see below).
@@ -190,12 +305,21 @@ class ExtCodec(Codec):
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ExtCodec:
+        """The codec of a numcodecs configuration; refusals are prefixed with the id it gives."""
+        if not isinstance(config, Mapping):
+            raise refusal(cls.codec_id, ValueError(
+                f"the configuration must be a dict with 'id' and the keys {', '.join(cls.config_keys())}, "
+                f"not {show(config)}"))
         config = dict(config)
         codec_id = config.pop("id", cls.codec_id)
         if codec_id not in (cls.codec_id, *getattr(cls, "codec_aliases", ())):
-            raise ValueError(f"config id {codec_id!r} does not match codec {cls.codec_id!r}")
-        check_keys(cls.codec_id, config, cls.config_keys(), required=cls.required_keys())
-        return cls(**config)
+            raise ValueError(f"codec {cls.codec_id!r}: config id {show(codec_id)} does not match; "
+                             f"valid ids are {', '.join(map(repr, (cls.codec_id, *getattr(cls, 'codec_aliases', ()))))}")
+        try:
+            check_keys(cls.codec_id, config, cls.config_keys(), required=cls.required_keys())
+            return cls(**config)
+        except ValueError as e:
+            raise refusal(codec_id, e) from None
 
     def _require_for_decode(self, arr: np.ndarray, keys: tuple[str, ...], why: str) -> None:
         """encode() refuses when the configuration lacks what decode() needs to read the bytes

@@ -25,6 +25,8 @@ def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
     """Parse ``value`` as a data type that is an integer or real float type, or raise
     ValueError naming it (complex, bool, raw, string and variable-size types are refused)."""
     try:
+        if not isinstance(value, (str, np.dtype, type)):
+            raise ValueError("not a data type name")
         dt = parse_dtype(value)
     except (ValueError, TypeError) as e:
         dt, reason = None, str(e)

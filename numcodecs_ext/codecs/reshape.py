@@ -60,7 +60,11 @@ class Reshape(ExtCodec):
                 raise ValueError(f"codec 'reshape': input_shape={input_shape!r} must be a list "
                                  "of non-negative integers")
             input_shape = tuple(int(s) for s in input_shape)
-            core.output_shape(self.spec, input_shape)  # refuse a shape the spec cannot take
+            try:  # refuse a shape the spec cannot take
+                core.output_shape(self.spec, input_shape)
+            except ValueError as e:
+                why = str(e).removeprefix("codec 'reshape': ")
+                raise ValueError(f"input_shape={list(input_shape)} does not fit: {why}") from None
         self.input_shape = input_shape
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(dtype, parse_dtype)

@@ -84,7 +84,7 @@ class Transpose(ExtCodec):
     ) -> None:
         self.order = _parse_order(order)
         if shape is not None:
-            if not isinstance(shape, Sequence) or not all(
+            if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or not all(
                 isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in shape
             ):
                 raise ValueError(f"codec 'transpose': shape={shape!r} must be a list of non-negative integers")

@@ -132,7 +132,10 @@ class Zfp(ExtCodec):
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(dtype, _parse_any_dtype)
         if self.dtype is not None:
-            core.check_dtype(self.dtype, **self._spec)
+            try:
+                core.check_dtype(self.dtype, **self._spec)
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"dtype={dtype!r}: {e}") from None
 
     # --- numcodecs API ----------------------------------------------------------------------
     def encode(self, buf: Any) -> bytes:

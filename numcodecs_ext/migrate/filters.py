@@ -20,8 +20,11 @@ stored chunks are kept, so reading must give the very same values) widens to flo
 computes in the data type and writes the very same codes.
 
 ``wrap=False`` (what ``migrate`` and ``normalize`` use unless told otherwise) leaves out the
-silent wrapping: stored codes decode exactly as before, and a value written later that the
-stored type cannot hold is refused with an error instead of becoming another number.
+silent wrapping: a value written later that the stored type cannot hold is refused with an
+error instead of becoming another number. Stored codes decode exactly as before, except codes
+that numcodecs wrapped where the decoded type cannot hold them (``AsType(u1 -> i1)`` stores 200
+as -56): those read only with ``wrap=True``. The tools never trust this on faith: they read
+every stored chunk under both metadata versions before they keep one.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def filter_codecs(config: Mapping[str, Any], dtype: Any, *, match: str = "decode
     wrap : bool
         Encode values the stored type cannot hold as numpy does, wrapping integers and turning
         floats infinite (True: numcodecs' bytes), or refuse them (False: a clear error where
-        numcodecs silently stored another value; decoding is the same either way).
+        numcodecs silently stored another value). Decoding is the same either way, except for
+        integer codes that numcodecs wrapped, which only ``wrap=True`` reads back.
 
     Raises
     ------

@@ -1,52 +1,89 @@
 """Rewrite a zarr v3 store's ``numcodecs.fixedscaleoffset`` / ``numcodecs.astype`` codecs as the spec codecs.
 
 Arrays written through zarr's numcodecs adapter carry these numcodecs-only names, which only
-zarr-python with numcodecs reads. Where ``scale_offset`` + ``cast_value`` decode the stored
-chunks to the very same values (:mod:`.filters`), only the array's ``zarr.json`` changes: each
-array's new metadata is first tried on a copy of its first chunk, and written (atomically) only
-if zarr reads the same values back. Chunks are never touched. If any array cannot be normalized,
-nothing is written.
+zarr-python with numcodecs reads. For each array, the spec codecs ``scale_offset`` +
+``cast_value`` are proven before anything changes: every chunk is read under the current
+metadata and under the new metadata (staged in memory over the same chunk files, read-only)
+and compared bit for bit, in the data's own type. Only an array that reads identically gets
+its new ``zarr.json``, written whole; chunks are never touched. An array that cannot be
+proven is left as it was, with the reason; the exit status is then 1. With ``--nan-code``, an
+array whose fill value is NaN (and which therefore refuses writes) gets a code for NaN, checked
+against the codes its chunks hold: the way to repair arrays migrated without one.
 
 Examples::
 
     numcodecs-ext normalize store.zarr --dry-run
     numcodecs-ext normalize store.zarr
+    numcodecs-ext normalize store.zarr --nan-code auto
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import copy
 import json
-import shutil
 import sys
-import tempfile
-import warnings
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..tools.errors import ToolError, UsageError
+from ..tools.progress import Progress
+from ..tools.storage import Location
 from .filters import MATCHES, NotExpressible, filter_codecs
-from .plan import read_json
+from .plan import ArrayPlan, index_store
+from .prove import apply_codes, prove_array
+from .runs import View
+from .text import error, plain
 
-__all__ = ["NormalizePlan", "normalize"]
+__all__ = ["NormalizePlan", "NormalizeReport", "normalize"]
 
 NAMES = {"numcodecs.fixedscaleoffset": "fixedscaleoffset", "numcodecs.astype": "astype"}
 
 
 @dataclass
 class NormalizePlan:
-    """One array: its path, and its codecs before and after."""
+    """One array: its path, its codecs before and after, and why it was left as it was (if it
+    was)."""
 
     path: str
     before: list[dict[str, Any]]
     after: list[dict[str, Any]]
+    left: str | None = None
+    notes: list[str] = field(default_factory=list)
+    read_only: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path or "/"
 
     def describe(self) -> str:
-        return (f"{self.path or '/'}:\n    {' -> '.join(c['name'] for c in self.before)}\n"
+        text = (f"{self.name}:\n    {' -> '.join(c['name'] for c in self.before)}\n"
                 f"    {' -> '.join(c['name'] for c in self.after)}")
+        for note in self.notes:
+            text += f"\n    {note}"
+        if self.left:
+            text += f"\n    left as it was: {self.left}"
+        return text
+
+
+@dataclass
+class NormalizeReport:
+    """Every array with something to change: ``changed`` (or, in a dry run, would be) and
+    ``left`` as it was (with the reason); arrays that refuse writes (``read_only``)."""
+
+    arrays: list[NormalizePlan] = field(default_factory=list)
+    read_only: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> list[NormalizePlan]:
+        return [a for a in self.arrays if a.left is None]
+
+    @property
+    def left(self) -> list[NormalizePlan]:
+        return [a for a in self.arrays if a.left is not None]
 
 
 def _native_dtype(data_type: Any) -> np.dtype:
@@ -55,114 +92,209 @@ def _native_dtype(data_type: Any) -> np.dtype:
     return get_data_type_from_json(data_type, zarr_format=3).to_native_dtype()
 
 
-def _normalized(path: str, metadata: dict[str, Any], match: str, wrap: bool) -> NormalizePlan | None:
-    codecs = metadata.get("codecs", [])
-    if not any(isinstance(c, dict) and c.get("name") in NAMES for c in codecs):
-        return None
-    dtype = _native_dtype(metadata["data_type"])
-    out: list[dict[str, Any]] = []
+def _normalized_chain(codecs: list[Any], dtype: np.dtype, match: str, wrap: bool) -> list[Any]:
+    """``codecs`` with numcodecs FixedScaleOffset/AsType as spec codecs, inside sharding too."""
+    out: list[Any] = []
     for codec in codecs:
+        if not isinstance(codec, dict):
+            out.append(codec)
+            continue
         name = codec.get("name")
         configuration = dict(codec.get("configuration") or {})
         if name in NAMES:
-            config = {"id": NAMES[name], **configuration}
-            try:
-                mapped, dtype = filter_codecs(config, dtype, match=match, wrap=wrap)
-            except NotExpressible as e:
-                raise NotExpressible(f"array {path or '/'}: {e}") from None
+            mapped, dtype = filter_codecs({"id": NAMES[name], **configuration}, dtype, match=match, wrap=wrap)
             out.extend(mapped)
             dtype = dtype.newbyteorder("=")
+            continue
+        if name == "sharding_indexed" and isinstance(configuration.get("codecs"), list):
+            inner = _normalized_chain(configuration["codecs"], dtype, match, wrap)
+            out.append({**codec, "configuration": {**configuration, "codecs": inner}})
             continue
         if name == "cast_value":
             dtype = _native_dtype(configuration.get("data_type"))
         out.append(codec)
-    return NormalizePlan(path, codecs, out)
+    return out
 
 
-def _probe(directory: Path, metadata: dict[str, Any], plan: NormalizePlan) -> str | None:
-    """Why the new codecs cannot replace the old ones (zarr cannot read the array's first
-    stored chunk with them, or reads other values), or None."""
-    import zarr
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            before = zarr.open_array(str(directory), mode="r", zarr_format=3)
-            encoding = before.metadata.chunk_key_encoding
-            coords = next(iter(np.ndindex(*before.cdata_shape)), ())
-            for candidate in itertools.islice(np.ndindex(*before.cdata_shape), 100_000):
-                if (directory / encoding.encode_chunk_key(candidate)).is_file():
-                    coords = candidate
-                    break
-            region = tuple(slice(i * c, min((i + 1) * c, s))
-                           for i, c, s in zip(coords, before.chunks, before.shape))
-            want = before[region]
-            with tempfile.TemporaryDirectory() as tmp:
-                probe = Path(tmp) / "probe.zarr"
-                key = encoding.encode_chunk_key(coords)
-                if (directory / key).is_file():
-                    (probe / key).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(directory / key, probe / key)
-                probe.mkdir(exist_ok=True)
-                (probe / "zarr.json").write_text(json.dumps({**metadata, "codecs": plan.after}))
-                got = zarr.open_array(str(probe), mode="r", zarr_format=3)[region]
-    except Exception as e:  # noqa: BLE001 - any failure: leave the array as it is
-        return f"zarr cannot read it under the new metadata: {type(e).__name__}: {e}"
-    if np.asarray(got).tobytes() != np.asarray(want).tobytes():
-        return "the spec codecs decode its chunks to other values"
-    return None
+def _has_numcodecs(codecs: list[Any]) -> bool:
+    for codec in codecs:
+        if isinstance(codec, dict) and codec.get("name") in NAMES:
+            return True
+        if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
+            if _has_numcodecs((codec.get("configuration") or {}).get("codecs") or []):
+                return True
+    return False
 
 
-def normalize(store: str | Path, *, dry_run: bool = False, match: str = "decode",
-              wrap: bool = False) -> list[NormalizePlan]:
+def _hint(reason: str, match: str, wrap: bool) -> str:
+    hints = []
+    if match == "encode":
+        hints.append("--match decode reproduces numcodecs' decoding bit for bit")
+    if not wrap and ("out_of_range" in reason or "outside" in reason):
+        hints.append("the chunks hold values numcodecs wrapped: --wrap keeps its wrapping")
+    return reason + (f" ({'; '.join(hints)})" if hints else "")
+
+
+def _location(store: Any) -> Location:
+    location = Location.parse(store)
+    if not location.exists():
+        raise UsageError(f"{location}: does not exist")
+    if not location.isdir():
+        raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
+    if not location.isfile("zarr.json"):
+        if location.isfile(".zgroup") or location.isfile(".zarray"):
+            raise UsageError(f"{location}: is a zarr v2 store; `numcodecs-ext migrate` brings it "
+                             "to zarr v3 (normalize works on v3 stores)")
+        raise UsageError(f"{location}: not a zarr v3 store (no zarr.json at its root)")
+    return location
+
+
+def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap: bool = False,
+              nan_code: Any = None, fill_code: Any = None, progress: bool = False) -> NormalizeReport:
     """Rewrite every array's numcodecs FixedScaleOffset/AsType codecs in the v3 store as spec
-    codecs; returns the plans (for a dry run, what would change). Raises NotExpressible or
-    ValueError, writing nothing, if any array cannot be normalized."""
-    root = Path(store)
-    if not (root / "zarr.json").exists():
-        raise ValueError(f"{root} is not a zarr v3 store (no zarr.json)")
-    found: list[tuple[Path, dict[str, Any], NormalizePlan]] = []
-    for meta_path in sorted(root.rglob("zarr.json")):
-        metadata = read_json(meta_path)
-        if metadata.get("node_type") != "array":
+    codecs, each array only after proving that every chunk reads the same (bit for bit) under
+    the new metadata; arrays that do not are left as they were, with the reason. With
+    ``nan_code`` / ``fill_code`` (see :func:`~numcodecs_ext.migrate.migrate`), NaN or the fill
+    value gets a stored code, so that arrays that refused writes accept them.
+
+    Returns the report; nothing raises for an array that is left (see ``report.left``).
+    """
+    from .v2 import _codes
+
+    if match not in MATCHES:
+        raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
+    nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
+    location = _location(store)
+    index = index_store(location, v2=False, v3_arrays=True)
+    for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
+        unknown = [p for p in table if p is not None and p not in index.arrays]
+        if unknown:
+            raise UsageError(f"{option}: {location} has no array {', '.join(sorted(unknown))}")
+    report = NormalizeReport(dry_run=dry_run)
+    todo: list[tuple[NormalizePlan, ArrayPlan, dict[str, Any]]] = []
+    for path in sorted(index.arrays):
+        metadata = index.arrays[path]
+        codecs = metadata.get("codecs")
+        if not isinstance(codecs, list):
             continue
-        rel = meta_path.parent.relative_to(root).as_posix()
-        plan = _normalized("" if rel == "." else rel, metadata, match, wrap)
-        if plan is not None:
-            found.append((meta_path, metadata, plan))
-    for meta_path, metadata, plan in found:
-        why = _probe(meta_path.parent, metadata, plan)
-        if why is not None:
-            raise NotExpressible(f"array {plan.path or '/'}: {why}")
-    if not dry_run:
-        for meta_path, metadata, plan in found:
-            tmp = meta_path.with_name(".zarr.json.tmp")
-            tmp.write_text(json.dumps({**metadata, "codecs": plan.after}, indent=2))
-            tmp.replace(meta_path)
-    return [plan for _, _, plan in found]
+        name = path or "/"
+        plan = ArrayPlan(path, copy.deepcopy(metadata), [], index.chunks.get(path, {}))
+        entry = NormalizePlan(path, codecs, codecs)
+        try:
+            plan.dtype = _native_dtype(metadata["data_type"])
+            if _has_numcodecs(codecs):
+                plan.metadata["codecs"] = _normalized_chain(codecs, plan.dtype, match, wrap)
+            apply_codes(plan, location, nan_code=nan_codes, fill_code=fill_codes, progress=progress)
+        except NotExpressible as e:
+            entry.left = plain(str(e))
+            report.arrays.append(entry)
+            continue
+        except (KeyError, TypeError, ValueError) as e:
+            if isinstance(e, UsageError):
+                raise
+            if _has_numcodecs(codecs):
+                entry.left = f"its metadata cannot be read ({error(e)})"
+                report.arrays.append(entry)
+            continue
+        entry.after, entry.notes = plan.metadata["codecs"], plan.notes
+        if plan.read_only:
+            report.read_only.append((name, plan.read_only))
+        if plan.metadata == metadata:
+            continue
+        report.arrays.append(entry)
+        todo.append((entry, plan, metadata))
+    total = sum(p.decoded_bytes for _, p, _ in todo)
+    written: dict[str, dict[str, Any]] = {}
+    with Progress(total, "verify", enabled=progress) as bar:
+        for entry, plan, metadata in todo:
+            try:
+                current = View(location, plan.path, 3).open()
+            except Exception as e:  # noqa: BLE001 - an array zarr cannot open: left alone
+                entry.left = f"zarr cannot open it under its current metadata ({error(e)})"
+                continue
+            try:
+                target = View(location, plan.path, 3, {plan.key: json.dumps(plan.metadata).encode()}).open()
+            except Exception as e:  # noqa: BLE001
+                entry.left = _hint(f"zarr cannot open it under the new metadata ({error(e)})", match, wrap)
+                continue
+            try:
+                why = prove_array(current, target, plan, bar)
+            except ToolError as e:
+                entry.left = str(e).removeprefix(f"array {plan.name}: ")
+                continue
+            if why is not None:
+                entry.left = _hint(f"the new codecs do not read it as before {why}", match, wrap)
+                continue
+            if not dry_run:
+                location.write(plan.key, json.dumps(plan.metadata, indent=2).encode())
+            written[plan.path] = plan.metadata
+    if written and not dry_run:
+        _update_consolidated(location, index, written)
+    return report
+
+
+def _update_consolidated(location: Location, index: Any, written: dict[str, dict[str, Any]]) -> None:
+    """Groups whose zarr.json holds consolidated metadata get the new codecs of the arrays below
+    them (written after the arrays, the deepest group first)."""
+    for group in sorted(index.groups, key=lambda g: -(g.count("/") + (g != ""))):
+        key = f"{group}/zarr.json" if group else "zarr.json"
+        try:
+            doc = json.loads(location.read(key))
+        except (OSError, ValueError):
+            continue
+        entries = ((doc.get("consolidated_metadata") or {}).get("metadata")
+                   if isinstance(doc, dict) else None)
+        if not isinstance(entries, dict):
+            continue
+        changed = False
+        for rel, meta in entries.items():
+            full = f"{group}/{rel}" if group else rel
+            if full in written and isinstance(meta, dict):
+                meta["codecs"] = written[full]["codecs"]
+                changed = True
+        if changed:
+            location.write(key, json.dumps(doc, indent=2).encode())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext normalize``."""
-    parser.add_argument("store", help="zarr v3 store (a local directory), changed in place")
-    parser.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    parser.add_argument("store", help="zarr v3 store (a local directory or an fsspec URL), changed in place")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="prove every array and print what would change, write nothing")
     parser.add_argument("--match", choices=MATCHES, default="decode",
                         help="float32/float16 FixedScaleOffset: reproduce numcodecs' decoding "
                              "(default) or its encoding bit for bit")
     parser.add_argument("--wrap", action="store_true",
-                        help="let later writes wrap values the stored integers cannot hold, as "
-                             "numcodecs did (default: refuse them with an error)")
+                        help="let values the stored integers cannot hold wrap, as numcodecs did "
+                             "(default: refuse later writes of such values with an error)")
+    parser.add_argument("--nan-code", action="append", metavar="[ARRAY=]N|auto",
+                        help="give NaN a stored code (one no stored chunk holds), so that arrays "
+                             "whose fill value is NaN can be written to; auto picks one")
+    parser.add_argument("--fill-code", action="append", metavar="[ARRAY=]N|auto",
+                        help="likewise for a fill value outside the packing")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar, and only the arrays left as they were")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext normalize``."""
-    try:
-        plans = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap)
-    except (NotExpressible, ValueError, OSError) as e:
-        print(f"numcodecs-ext normalize: {e}\nnothing was written", file=sys.stderr)
-        return 2
-    for plan in plans:
-        print(plan.describe())
+    """Run ``numcodecs-ext normalize``: exit 0 when every array that had something to change
+    was changed (or there was nothing), 1 when some were left as they were."""
+    report = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap,
+                       nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet)
+    for plan in report.arrays:
+        if not args.quiet or plan.left:
+            print(plan.describe())
     verb = "would change" if args.dry_run else "changed"
-    print(f"{len(plans)} arrays {verb} (metadata only; chunks untouched)")
+    changed, left = report.changed, report.left
+    if changed:
+        print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched, every chunk read "
+              "under both metadata versions and found identical)")
+    elif not left:
+        print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
+              + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))
+    for name, why in report.read_only:
+        print(f"note: array {name} will be read-only: {why}", file=sys.stderr)
+    if left:
+        raise ToolError(f"{len(left)} arrays left as they were: "
+                        + "; ".join(f"{p.name}: {p.left}" for p in left))
     return 0

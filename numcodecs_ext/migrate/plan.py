@@ -9,35 +9,55 @@ byte order the filters leave. xarray's ``_ARRAY_DIMENSIONS`` attribute becomes
 ``dimension_names``, and, since xarray masks a v2 array's fill value but reads a v3 array's
 missing-value marker from the ``_FillValue`` attribute, the fill value of such an array becomes
 that attribute too.
+
+The store is listed once (:func:`index_store`): every node, and every chunk key with its size,
+assigned to its array in one pass over the listing.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..tools.errors import ToolError, UsageError
+from ..tools.storage import Location
 from .filters import NotExpressible, adapter_codec, filter_codecs
+from .journal import JOURNAL
 
-__all__ = ["ArrayPlan", "GroupPlan", "array_metadata", "compressor_codec", "read_json"]
+__all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
+           "index_store", "is_temporary", "read_json"]
 
 V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
+METADATA = (*V2_FILES, "zarr.json")
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 _DIMENSIONS = "_ARRAY_DIMENSIONS"
+_TEMPORARY = re.compile(r"\.[0-9a-f]{12,32}\.partial$")
 
 
-def read_json(path: Path) -> Any:
-    """A metadata file's JSON (ValueError naming the file if it is not JSON)."""
+def is_temporary(key: str) -> bool:
+    """Whether ``key`` is a temporary file of an interrupted atomic write (ours or zarr's)."""
+    return bool(_TEMPORARY.search(key))
+
+
+def read_json(location: Location, key: str) -> Any:
+    """A metadata document's JSON (ToolError naming the document if it is not JSON)."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not readable JSON metadata ({e})") from e
+        return json.loads(location.read(key))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ToolError(f"{location.child(key)}: not readable JSON metadata ({e})") from None
+    except OSError as e:
+        raise ToolError(f"{location.child(key)}: cannot be read ({e.strerror or e})") from None
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
 
 
 @dataclass
@@ -47,33 +67,182 @@ class GroupPlan:
     path: str
     metadata: dict[str, Any]
 
+    @property
+    def key(self) -> str:
+        return _join(self.path, "zarr.json")
+
 
 @dataclass
 class ArrayPlan:
-    """An array: its v3 ``zarr.json``, whether the chunks are kept as they are, and why not."""
+    """An array: its v3 ``zarr.json``, its stored chunks (store key -> size), whether the chunks
+    are kept as they are, and why not."""
 
     path: str
     metadata: dict[str, Any]
     codecs_before: list[str]
-    chunk_files: list[Path] = field(default_factory=list)
-    itemsize: int = 1  # of the decoded values
+    chunks: dict[str, int] = field(default_factory=dict)
+    dtype: np.dtype = field(default_factory=lambda: np.dtype("u1"))  # of the decoded values
     rewrite: str | None = None  # why the chunks must be decoded and encoded again
     read_only: str | None = None  # why zarr will refuse writes to the migrated array
+    notes: list[str] = field(default_factory=list)  # codes given to NaN or the fill value ...
+    zarray: dict[str, Any] | None = None  # the v2 metadata it comes from, if any
+
+    @property
+    def key(self) -> str:
+        return _join(self.path, "zarr.json")
+
+    @property
+    def name(self) -> str:
+        return self.path or "/"
 
     @property
     def nbytes(self) -> int:
-        return sum(f.stat().st_size for f in self.chunk_files)
+        return sum(self.chunks.values())
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self.metadata["shape"])
+
+    @property
+    def chunk_shape(self) -> list[int]:
+        return list(self.metadata["chunk_grid"]["configuration"]["chunk_shape"])
+
+    @property
+    def decoded_bytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.itemsize if self.shape else self.itemsize
 
     def describe(self) -> str:
         after = [c["name"] for c in self.metadata["codecs"]]
         how = f"rewrite chunks ({self.rewrite})" if self.rewrite else "keep chunks"
-        text = (f"{self.path or '/'}: {self.metadata['data_type']} {self.metadata['shape']}, "
-                f"{len(self.chunk_files)} chunks, {how}\n"
+        data_type = self.metadata["data_type"]
+        if isinstance(data_type, dict):
+            config = data_type.get("configuration") or {}
+            data_type = f"{data_type.get('name')} ({', '.join(f'{k} {v}' for k, v in config.items())})"
+        text = (f"{self.name}: {data_type} {self.metadata['shape']}, "
+                f"{len(self.chunks)} chunks, {how}\n"
                 f"    v2 {' -> '.join(self.codecs_before) or '(no codecs)'}\n"
                 f"    v3 {' -> '.join(after)}")
+        for note in self.notes:
+            text += f"\n    {note}"
         if self.read_only:
-            text += f"\n    reads as before; writes will be refused: {self.read_only}"
+            text += f"\n    read-only: {self.read_only}"
         return text
+
+
+@dataclass
+class StoreIndex:
+    """One listing of a store: its v2 arrays (path -> ``.zarray``) and groups, the nodes with a
+    ``zarr.json``, each array's chunk keys with their sizes, temporary files of interrupted
+    writes, and every other key."""
+
+    location: Location
+    arrays: dict[str, dict[str, Any]] = field(default_factory=dict)
+    groups: list[str] = field(default_factory=list)
+    v3: set[str] = field(default_factory=set)
+    v2_files: dict[str, int] = field(default_factory=dict)
+    chunks: dict[str, dict[str, int]] = field(default_factory=dict)
+    temporary: list[str] = field(default_factory=list)
+    journal: bool = False
+    other: list[str] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _is_chunk_key(rest: str, ndim: int, separator: str) -> bool:
+    want = max(ndim, 1)
+    if separator == "/":
+        parts = rest.split("/")
+    elif "/" in rest:
+        return False
+    else:
+        parts = rest.split(separator)
+    return len(parts) == want and all(p.isdigit() for p in parts)
+
+
+def _v3_chunk_pattern(metadata: Any) -> tuple[int, str, str] | None:
+    """(ndim, separator, prefix) of a v3 array's chunk keys, or None if they cannot be told."""
+    try:
+        ndim = len(metadata["shape"])
+        encoding = metadata.get("chunk_key_encoding") or {"name": "default"}
+        separator = (encoding.get("configuration") or {}).get("separator")
+        if encoding.get("name") == "v2":
+            return ndim, separator or ".", ""
+        if encoding.get("name") == "default":
+            return ndim, separator or "/", "c"
+    except (TypeError, KeyError, AttributeError):
+        pass
+    return None
+
+
+def _is_v3_chunk_key(rest: str, ndim: int, separator: str, prefix: str) -> bool:
+    if not prefix:
+        return _is_chunk_key(rest, ndim, separator)
+    if ndim == 0:
+        return rest == prefix
+    head, sep, tail = rest.partition(separator)
+    return head == prefix and bool(sep) and len(tail.split(separator)) == ndim and \
+        all(p.isdigit() for p in tail.split(separator))
+
+
+def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False) -> StoreIndex:
+    """List ``location`` once and sort every key: metadata documents, chunks of each v2 array
+    (their ``.zarray`` read to know how its keys look) or, with ``v3_arrays``, of each v3 array
+    (``arrays`` then holds their zarr.json), temporary files, the rest."""
+    listing = location.walk()
+    index = StoreIndex(location, problems=list(listing.problems))
+    keys = listing.files
+    for key in sorted(keys):
+        node, _, name = key.rpartition("/")
+        if name == ".zarray" and v2:
+            index.arrays[node] = {}
+        elif name == ".zgroup" and v2:
+            index.groups.append(node)
+        elif name == "zarr.json":
+            index.v3.add(node)
+    patterns: dict[str, tuple[int, str, str]] = {}
+    if v3_arrays:
+        for node in sorted(index.v3):
+            doc = read_json(location, _join(node, "zarr.json"))
+            if isinstance(doc, dict) and doc.get("node_type") == "array":
+                index.arrays[node] = doc
+                pattern = _v3_chunk_pattern(doc)
+                if pattern is not None:
+                    patterns[node] = pattern
+            elif isinstance(doc, dict) and doc.get("node_type") == "group":
+                index.groups.append(node)
+    else:
+        for path in index.arrays:
+            zarray = read_json(location, _join(path, ".zarray"))
+            index.arrays[path] = zarray
+            shape = zarray.get("shape") if isinstance(zarray, dict) else None
+            separator = (zarray.get("dimension_separator") if isinstance(zarray, dict) else None) or "."
+            patterns[path] = (len(shape) if isinstance(shape, list) else 0, separator, "")
+    for path in index.arrays:
+        index.chunks[path] = {}
+    for key, size in keys.items():
+        name = key.rpartition("/")[2]
+        if name in METADATA:
+            if name in V2_FILES:
+                index.v2_files[key] = size
+            continue
+        if key == JOURNAL:
+            index.journal = True
+            continue
+        if is_temporary(key):
+            index.temporary.append(key)
+            continue
+        parts = key.split("/")
+        for depth in range(len(parts) - 1, -1, -1):
+            node = "/".join(parts[:depth])
+            if node in patterns and _is_v3_chunk_key("/".join(parts[depth:]), *patterns[node]):
+                index.chunks[node][key] = size
+                break
+        else:
+            index.other.append(key)
+    return index
 
 
 def compressor_codec(config: dict[str, Any], itemsize: int) -> dict[str, Any]:
@@ -107,15 +276,23 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
-def _zdtype_json(zarray: dict[str, Any]) -> tuple[Any, Any, Any]:
+def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, Any]:
     """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
-    type machinery."""
+    type machinery; what zarr warns about the type goes to ``notes``."""
+    import warnings
+
     from zarr.core.dtype import get_data_type_from_json
 
-    zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
-    fill = zarray.get("fill_value")
-    scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
-    return zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
+        fill = zarray.get("fill_value")
+        scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
+        out = zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
+    if any("does not have a Zarr V3 specification" in str(w.message) for w in caught):
+        notes.append(f"zarr's v3 data type for {zarray['dtype']} has no published specification "
+                     "yet: other zarr implementations may not read it")
+    return out
 
 
 def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
@@ -130,39 +307,46 @@ def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
     return None
 
 
-def _chunk_files(directory: Path, ndim: int, separator: str) -> list[Path]:
-    """The array's chunk files: names of ``ndim`` integers joined by ``separator`` (``"0"`` for
-    0-d arrays); child groups and arrays are not chunks."""
-    found = []
-    want = max(ndim, 1)
-    for path in sorted(directory.rglob("*")):
-        if not path.is_file():
-            continue
-        key = path.relative_to(directory).as_posix()
-        parts = key.split("/") if separator == "/" else ([key] if "/" in key else key.split("."))
-        if len(parts) == want and all(p.isdigit() for p in parts):
-            found.append(path)
-    return found
+def _attributes(location: Location, path: str, index: StoreIndex) -> dict[str, Any]:
+    key = _join(path, ".zattrs")
+    if key not in index.v2_files:
+        return {}
+    attrs = read_json(location, key)
+    if not isinstance(attrs, dict):
+        raise ToolError(f"{location.child(key)}: attributes must be a JSON object")
+    return attrs
 
 
-def array_metadata(root: Path, path: str, *, match: str = "decode", wrap: bool = False,
+def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap: bool = False,
                    keep_numcodecs: bool = False) -> ArrayPlan:
-    """The plan for the v2 array at ``root / path`` (NotExpressible or ValueError if it cannot
-    be migrated, saying why)."""
-    directory = root / path
-    zarray = read_json(directory / ".zarray")
-    attrs = read_json(directory / ".zattrs") if (directory / ".zattrs").exists() else {}
+    """The plan for the v2 array at ``path`` of the indexed store (NotExpressible or ToolError
+    if it cannot be migrated, saying why)."""
+    zarray = index.arrays[path]
     where = f"array {path or '/'}"
+    if not isinstance(zarray, dict):
+        raise ToolError(f"{where}: .zarray is not a JSON object")
+    attrs = _attributes(index.location, path, index)
     try:
         dtype = np.dtype(zarray["dtype"])
-        shape, chunks = list(zarray["shape"]), list(zarray["chunks"])
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{where}: .zarray lacks a valid {e}") from e
-    if dtype.kind not in "biufcmM" or dtype.fields is not None:
-        raise NotExpressible(f"{where}: data type {zarray['dtype']!r} is not migrated (numeric, "
-                             "bool and datetime types only)")
-    data_type, fill_value, fill_scalar = _zdtype_json(zarray)
-    separator = zarray.get("dimension_separator", ".")
+        shape, chunks = [int(s) for s in zarray["shape"]], [int(c) for c in zarray["chunks"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ToolError(f"{where}: .zarray lacks a valid {e}") from None
+    if len(shape) != len(chunks) or any(s < 0 for s in shape) or any(c < 1 for c in chunks):
+        raise ToolError(f"{where}: .zarray has shape {shape} and chunks {chunks}, which do not "
+                        "describe a chunk grid")
+    if dtype.kind == "O":
+        raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through the "
+                             f"filter {((zarray.get('filters') or [{}])[0] or {}).get('id')}) is not "
+                             "migrated; fixed-size types only")
+    notes: list[str] = []
+    try:
+        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes)
+    except (ValueError, TypeError, KeyError) as e:
+        raise NotExpressible(f"{where}: zarr has no v3 form of data type {zarray['dtype']} with "
+                             f"fill value {zarray.get('fill_value')} ({e})") from None
+    separator = zarray.get("dimension_separator") or "."
+    if separator not in (".", "/"):
+        raise ToolError(f"{where}: dimension_separator {separator!r} is neither '.' nor '/'")
     codecs: list[dict[str, Any]] = []
     before = []
     if zarray.get("order", "C") == "F" and len(shape) > 1:
@@ -199,13 +383,37 @@ def array_metadata(root: Path, path: str, *, match: str = "decode", wrap: bool =
         "fill_value": fill_value, "codecs": codecs, "attributes": attributes,
     }
     names = attrs.get(_DIMENSIONS)
-    if isinstance(names, list) and len(names) == len(shape):
+    if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    return ArrayPlan(path, metadata, before, _chunk_files(directory, len(shape), separator),
-                     itemsize=dtype.itemsize)
+    return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
+                     notes=notes)
 
 
-def group_metadata(root: Path, path: str) -> GroupPlan:
-    directory = root / path
-    attrs = read_json(directory / ".zattrs") if (directory / ".zattrs").exists() else {}
-    return GroupPlan(path, {"zarr_format": 3, "node_type": "group", "attributes": attrs})
+def group_metadata(index: StoreIndex, path: str) -> GroupPlan:
+    return GroupPlan(path, {"zarr_format": 3, "node_type": "group",
+                            "attributes": _attributes(index.location, path, index)})
+
+
+def v2_nodes(location: Location) -> StoreIndex:
+    """The index of the zarr v2 store at ``location`` (UsageError if there is none)."""
+    if not location.exists():
+        raise UsageError(f"{location}: does not exist")
+    if not location.isdir():
+        raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
+    if not (location.isfile(".zarray") or location.isfile(".zgroup")):
+        hint = ""
+        if location.isfile("zarr.json"):
+            hint = " (it has zarr.json: it is zarr v3 already; `numcodecs-ext normalize` works on v3 stores)"
+        raise UsageError(f"{location}: not a zarr v2 store (no .zgroup or .zarray at its root){hint}")
+    index = index_store(location)
+    if "" in index.groups:  # zarr v3 has no implicit groups: every folder above a node is one
+        known = set(index.groups) | set(index.arrays)
+        for node in list(known):
+            parts = node.split("/") if node else []
+            for depth in range(1, len(parts)):
+                parent = "/".join(parts[:depth])
+                if parent not in known:
+                    known.add(parent)
+                    index.groups.append(parent)
+    index.groups.sort()
+    return index

@@ -3,425 +3,265 @@
 Every array's v3 metadata is worked out first (:mod:`.plan`): chunk keys stay as they are (the v3
 ``v2`` chunk key encoding), numcodecs ``FixedScaleOffset`` / ``AsType`` filters become the spec
 codecs ``scale_offset`` + ``cast_value``, compressors their v3 codecs, ``_ARRAY_DIMENSIONS``
-becomes ``dimension_names``. Each plan is then tried on a copy of the array's first chunk: where
-zarr reads it back to the very values the v2 array has, the chunk files are copied byte for byte;
-otherwise the array is decoded and encoded again. Nothing is written before every array has a
-plan. Metadata goes last (each ``zarr.json`` atomically, groups deepest first, the root last), so
-an interrupted run never leaves a store that claims more than it holds. Afterwards both stores
-are read and compared chunk by chunk.
+becomes ``dimension_names``. Nothing is written before every array has a plan. Then, a run of
+chunks at a time, the chunk files are copied byte for byte, read back under the new metadata
+and compared bit for bit with the source; an array whose chunks read differently is decoded and
+encoded again instead. Metadata goes last, on every path: the ``zarr.json`` documents are
+written only once every chunk is verified (arrays first, groups deepest first, the root last,
+each whole), so an interrupted run leaves nothing that opens as an array or group, and running
+the same command again resumes it. The source is only read.
+
+``--in-place`` proves every array under its v3 metadata on its own chunks, then adds a
+``zarr.json`` beside each node's v2 metadata; ``--in-place --finish``, once you are satisfied,
+proves it again and removes the v2 metadata. A FixedScaleOffset array whose fill value is NaN
+reads as before but refuses writes until NaN has a stored code: ``--nan-code auto``.
 
 Examples::
 
-    numcodecs-ext migrate era5_v2.zarr era5_v3.zarr
     numcodecs-ext migrate era5_v2.zarr --dry-run
-    numcodecs-ext migrate era5_v2.zarr --in-place   # adds zarr.json beside the v2 metadata
+    numcodecs-ext migrate era5_v2.zarr era5_v3.zarr
+    numcodecs-ext migrate era5_v2.zarr era5_v3.zarr --nan-code auto
+    numcodecs-ext migrate era5_v2.zarr --in-place            # adds zarr.json beside the v2 metadata
+    numcodecs-ext migrate era5_v2.zarr --in-place --finish   # later: removes the v2 metadata
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
-import shutil
 import sys
-import tempfile
-import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from .filters import MATCHES, NotExpressible
-from .plan import ArrayPlan, GroupPlan, array_metadata, group_metadata
-from ..tools.progress import Progress
+from ..tools.errors import UsageError
+from ..tools.storage import Location
+from .codes import parse_code_option
+from .filters import MATCHES
+from .inplace import finish_in_place, migrate_in_place
+from .plan import v2_nodes
+from .prove import MigrationReport, plan_store, prove_on_source
+from .write import prepare_destination, verify_stores, write_store
 
 __all__ = ["MigrationReport", "migrate", "plan_store", "verify"]
 
-
-@dataclass
-class MigrationReport:
-    """What a migration did (or, for a dry run, would do)."""
-
-    arrays: list[ArrayPlan] = field(default_factory=list)
-    groups: list[GroupPlan] = field(default_factory=list)
-    bytes_copied: int = 0
-    chunks_rewritten: int = 0
-    verified: bool = False
-
-    def __str__(self) -> str:
-        lines = [a.describe() for a in self.arrays]
-        kept = sum(1 for a in self.arrays if not a.rewrite)
-        lines.append(f"{len(self.arrays)} arrays ({kept} keep their chunks, "
-                     f"{len(self.arrays) - kept} rewritten), {len(self.groups)} groups")
-        return "\n".join(lines)
+def _codes(value: Any, option: str) -> dict[str | None, int | str]:
+    """``nan_code=`` / ``fill_code=`` as {array or None: code or "auto"}: an int, "auto", a
+    mapping, or the command line's strings."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            out.update({(None if k is None else str(k).strip("/")): c
+                        for c in parse_code_option([str(v)], option).values()})
+        return out
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return parse_code_option([str(value)], option)
+    return parse_code_option([str(v) for v in value], option)
 
 
-def _nodes(root: Path) -> tuple[list[str], list[str]]:
-    """(array paths, group paths) of the v2 hierarchy at ``root``, relative, '' for the root."""
-    if not root.is_dir():
-        raise ValueError(f"{root} is not a directory (migrate works on local zarr v2 stores)")
-    if not ((root / ".zarray").exists() or (root / ".zgroup").exists()):
-        hint = " (it has zarr.json: already zarr v3)" if (root / "zarr.json").exists() else ""
-        raise ValueError(f"{root} is not a zarr v2 store: it has no .zgroup or .zarray{hint}")
-    arrays, groups = [], []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = Path(dirpath).relative_to(root).as_posix()
-        rel = "" if rel == "." else rel
-        if ".zarray" in filenames:
-            arrays.append(rel)
-        elif ".zgroup" in filenames:
-            groups.append(rel)
-        else:
-            continue
-        dirnames.sort()
-    return arrays, groups
-
-
-def plan_store(src: str | Path, *, match: str = "decode", wrap: bool = False,
-               keep_numcodecs: bool = False) -> MigrationReport:
-    """The migration plan of every array and group under ``src`` (nothing is written)."""
-    root = Path(src)
-    arrays, groups = _nodes(root)
-    report = MigrationReport()
-    for path in arrays:
-        report.arrays.append(array_metadata(root, path, match=match, wrap=wrap,
-                                            keep_numcodecs=keep_numcodecs))
-    for path in groups:
-        report.groups.append(group_metadata(root, path))
-    return report
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal values, NaN payloads and -0.0 included (the bytes of the decoded arrays)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
-        return False
-    return np.ascontiguousarray(a, a.dtype.newbyteorder("=")).tobytes() == \
-        np.ascontiguousarray(b, b.dtype.newbyteorder("=")).tobytes()
-
-
-def _first_chunk_region(root: Path, plan: ArrayPlan) -> tuple[slice, ...]:
-    """The region of the array its first chunk file holds (the first chunk if there is none)."""
-    shape = plan.metadata["shape"]
-    chunks = plan.metadata["chunk_grid"]["configuration"]["chunk_shape"]
-    separator = plan.metadata["chunk_key_encoding"]["configuration"]["separator"]
-    if not shape:
-        return ()
-    index = [0] * len(shape)
-    if plan.chunk_files:
-        key = plan.chunk_files[0].relative_to(root / plan.path).as_posix()
-        index = [int(p) for p in key.split(separator)]
-    return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
-
-
-def _probe(root: Path, plan: ArrayPlan) -> str | None:
-    """Why the chunks cannot be kept (zarr cannot read the first one under the new metadata, or
-    reads other values), or None if they can."""
-    import zarr
-
-    region = _first_chunk_region(root, plan)
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / "probe.zarr"
-        probe.mkdir()
-        for f in plan.chunk_files[:1]:
-            target = probe / f.relative_to(root / plan.path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f, target)
-        (probe / "zarr.json").write_text(json.dumps(plan.metadata))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                want = zarr.open_array(str(root), path=plan.path, mode="r", zarr_format=2)[region]
-            except Exception as e:  # noqa: BLE001 - a broken source: said before anything is written
-                raise ValueError(f"array {plan.path or '/'}: zarr cannot read the v2 array itself "
-                                 f"({type(e).__name__}: {e})") from None
-            try:
-                got = zarr.open_array(str(probe), mode="r", zarr_format=3)[region]
-            except Exception as e:  # noqa: BLE001 - any failure means: do not keep the chunks
-                return _fall_back(plan, f"{type(e).__name__}: {e}")
-        if _same(got, want):
-            plan.read_only = _write_refused(probe, region, want)
-    if not _same(got, want):
-        return "the new codecs decode them to other values"
-    return None
-
-
-def _opens(metadata: dict[str, Any]) -> str | None:
-    """Why zarr cannot open an array with ``metadata`` (and write its fill value), or None."""
-    import zarr
-
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / "probe.zarr"
-        probe.mkdir()
-        (probe / "zarr.json").write_text(json.dumps(metadata))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                zarr.open_array(str(probe), mode="r", zarr_format=3)
-        except Exception as e:  # noqa: BLE001 - reported in words
-            return f"{type(e).__name__}: {e}"
-    return None
-
-
-def _fall_back(plan: ArrayPlan, why: str) -> str:
-    """The chunks cannot be read under the new metadata: if zarr cannot even open it because it
-    has no v3 codec for the compressor, the array is rewritten with zstd instead (the reason is
-    returned); if it cannot open it for another reason, nothing can be written: NotExpressible."""
-    codecs = plan.metadata["codecs"]
-    if _opens(plan.metadata) is None:
-        return f"zarr cannot read them under the new metadata ({why})"
-    last = codecs[-1]["name"]
-    if last.startswith("numcodecs.") and len(codecs) > 1:
-        fallback = {**plan.metadata, "codecs": [*codecs[:-1], {"name": "zstd", "configuration": {
-            "level": 0, "checksum": False}}]}
-        if _opens(fallback) is None:
-            plan.metadata = fallback
-            return f"zarr has no v3 codec for the compressor {last}: rewritten with zstd"
-    raise NotExpressible(f"array {plan.path or '/'}: zarr cannot open it under the new metadata "
-                         f"({why}); nothing was written")
-
-
-def _rewrite_refused(root: Path, plan: ArrayPlan) -> str | None:
-    """Why zarr refuses to write the array's first chunk through its new metadata, or None."""
-    import zarr
-
-    region = _first_chunk_region(root, plan)
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = Path(tmp) / "probe.zarr"
-        probe.mkdir()
-        (probe / "zarr.json").write_text(json.dumps(plan.metadata))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            values = zarr.open_array(str(root), path=plan.path, mode="r", zarr_format=2)[region]
-        return _write_refused(probe, region, values)
-
-
-def _write_refused(probe: Path, region: tuple[slice, ...], values: np.ndarray) -> str | None:
-    """Why zarr refuses to write ``values`` back through the new metadata (for instance a fill
-    value the codecs cannot carry, which numcodecs wrapped silently), or None."""
-    import zarr
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            zarr.open_array(str(probe), mode="r+", zarr_format=3)[region] = values
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-def _write_json_atomically(path: Path, metadata: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(metadata, indent=2))
-    os.replace(tmp, path)
-
-
-#: bytes of decoded values read at a time (zarr decodes the chunks of one read in parallel)
-BLOCK_BYTES = 32 << 20
-
-
-def _chunk_regions(shape: list[int], chunks: list[int], itemsize: int = 0):
-    """Chunk-aligned regions covering the array: single chunks, or (``itemsize`` given) runs of
-    whole chunks along the first axis of at most :data:`BLOCK_BYTES`."""
-    chunks = list(chunks)
-    if itemsize and chunks:
-        chunk_bytes = max(1, math.prod(chunks) * itemsize)
-        chunks[0] *= max(1, BLOCK_BYTES // chunk_bytes)
-    grid = [math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks)]
-    for index in np.ndindex(*grid):
-        yield tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
-
-
-def _rewrite(src: Path, dst: Path, plan: ArrayPlan, progress: Progress) -> int:
-    """Decode every chunk from the v2 array and write it through the v3 metadata."""
-    import zarr
-
-    out = dst / plan.path
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json_atomically(out / "zarr.json", plan.metadata)  # needed to write chunks through zarr
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zarr's notes on v2 stores and numcodecs codecs
-        source = zarr.open_array(str(src), path=plan.path, mode="r", zarr_format=2)
-        target = zarr.open_array(str(out), mode="r+", zarr_format=3)
-    shape = plan.metadata["shape"]
-    chunks = plan.metadata["chunk_grid"]["configuration"]["chunk_shape"]
-    count = 0
-    for region in _chunk_regions(shape, chunks) if shape else [()]:
-        target[region] = source[region]
-        count += 1
-        progress.advance(int(np.prod([r.stop - r.start for r in region])) * source.dtype.itemsize)
-    return count
-
-
-def migrate(src: str | Path, dst: str | Path | None = None, *, in_place: bool = False,
+def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool = False,
             dry_run: bool = False, match: str = "decode", wrap: bool = False,
             keep_numcodecs: bool = False, rewrite: bool = False, verify_result: bool = True,
-            progress: bool = False) -> MigrationReport:
+            nan_code: Any = None, fill_code: Any = None, progress: bool = False) -> MigrationReport:
     """Migrate the zarr v2 store ``src`` to zarr v3 at ``dst`` (or in place).
 
     Parameters
     ----------
-    src, dst : path
-        Local directory stores; ``dst`` must not exist. ``src`` is never modified unless
-        ``in_place``, which adds a ``zarr.json`` beside each node's v2 metadata (and refuses if
-        any array's chunks would need rewriting).
+    src, dst : path, URL, zarr store or Location
+        ``dst`` must not exist (or hold an interrupted migration of ``src``, which is resumed)
+        and must not overlap ``src``. ``src`` is only read, unless ``in_place``.
+    in_place : bool
+        Add a ``zarr.json`` beside each node's v2 metadata, after proving that every array reads
+        the same under it (refused if any array's chunks would need rewriting).
+    finish : bool
+        For a store migrated in place: prove again that the v3 metadata reads every array as the
+        v2 metadata does, then remove the v2 metadata (``.zarray``, ``.zgroup``, ``.zattrs``,
+        ``.zmetadata``).
     dry_run : bool
-        Only plan (and probe) every array.
+        Plan, and prove on the source (read-only) which arrays keep their chunks; write nothing.
     match, wrap
         See :func:`numcodecs_ext.migrate.filters.filter_codecs`. By default, values written
         later that the stored type cannot hold are refused (numcodecs wrapped them silently);
-        stored chunks read the same either way.
+        stored chunks read the same either way, except chunks that hold wrapped codes, which
+        need ``wrap``.
     keep_numcodecs : bool
         Keep filters the spec codecs cannot express under zarr's ``numcodecs.<id>`` names
         instead of refusing.
     rewrite : bool
         Decode and encode every chunk again even where the chunks could be kept.
     verify_result : bool
-        Read both stores and compare every chunk afterwards (``AssertionError`` on a difference).
+        Read every run back and compare it with the source (the default; without it the report
+        says the result is not verified).
+    nan_code, fill_code : int, "auto", {array: int or "auto"}, optional
+        Give NaN (or a fill value outside the packing) a stored code of its own, so that arrays
+        whose fill value is NaN can be written to; "auto" picks one no stored chunk holds.
     progress : bool
         A progress bar on stderr.
+
+    Raises
+    ------
+    UsageError
+        Invalid arguments, a source that is not a zarr v2 store, a destination that overlaps
+        the source or holds something else (nothing is written).
+    NotExpressible, ToolError, VerificationError
+        An array that cannot be migrated, a source that cannot be read, a result that does not
+        read as the source (nothing opens as complete at the destination).
     """
     if match not in MATCHES:
-        raise ValueError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
-    root = Path(src)
+        raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
+    nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
+    source = Location.parse(src)
+    target = Location.parse(dst) if dst is not None else None
+    if finish:
+        in_place = True
+        if rewrite or nan_codes or fill_codes or keep_numcodecs or wrap or match != "decode":
+            raise UsageError("--finish only removes the v2 metadata of a store migrated in place; "
+                             "it takes no migration options (--rewrite, --nan-code, --fill-code, "
+                             "--wrap, --match, --keep-numcodecs)")
+        if not verify_result:
+            raise UsageError("--finish removes the v2 metadata only after proving that the v3 "
+                             "metadata reads every array the same: it cannot skip that "
+                             "(--no-verify)")
     if in_place:
-        if dst is not None and Path(dst) != root:
-            raise ValueError("give either a destination or --in-place, not both")
-        target = root
-    else:
-        if dst is None:
-            raise ValueError("a destination is needed (or --in-place)")
-        target = Path(dst)
-        if target.exists():
-            raise ValueError(f"{target} exists; migrate writes a new store (remove it first)")
-    report = plan_store(root, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs)
+        if target is not None and target.resolved() != source.resolved():
+            raise UsageError("give either a destination or --in-place, not both")
+        if rewrite:
+            raise UsageError("--in-place keeps the chunks as they are; --rewrite needs a new store")
+        if finish:
+            return finish_in_place(source, dry_run=dry_run, progress=progress)
+    elif target is None:
+        if not dry_run:
+            raise UsageError("a destination is needed: `numcodecs-ext migrate SRC DST`, or "
+                             "--in-place, or --dry-run to see the plan")
+    elif target.overlaps(source):
+        raise UsageError(f"{target} overlaps {source} (the same place, one inside the other, or "
+                         "reached through a link): migrate never writes into its source; choose "
+                         "a destination outside it")
+    index = v2_nodes(source)
+    report = plan_store(source, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs,
+                        nan_code=nan_codes, fill_code=fill_codes, progress=progress, index=index)
+    report.dry_run = dry_run
     if in_place:
-        taken = [p.path or "/" for p in [*report.arrays, *report.groups] if (root / p.path / "zarr.json").exists()]
-        if taken:
-            raise ValueError(f"{root} already has zarr v3 metadata at {', '.join(taken)}")
-    for plan in report.arrays:
-        plan.rewrite = "asked for" if rewrite else _probe(root, plan)
-        if plan.rewrite and not in_place:
-            refused = _rewrite_refused(root, plan)
-            if refused:
-                raise NotExpressible(f"array {plan.path or '/'} must be rewritten ({plan.rewrite}), "
-                                     f"but zarr refuses to write it through the new metadata: {refused}")
-    if in_place:
-        rewrites = [p.path or "/" for p in report.arrays if p.rewrite]
-        if rewrites:
-            raise ValueError(f"--in-place cannot rewrite chunks, and these arrays need it: "
-                             f"{', '.join(rewrites)}; migrate to a new store instead")
-    if dry_run:
+        migrate_in_place(source, index, report, verify=verify_result, dry_run=dry_run,
+                         progress=progress)
         return report
-    total = sum(p.nbytes if not p.rewrite else int(np.prod(p.metadata["shape"])) * p.itemsize
-                for p in report.arrays)
-    bar = Progress(total, "migrate", enabled=progress)
-    try:
+    if rewrite:
         for plan in report.arrays:
-            if plan.rewrite:
-                report.chunks_rewritten += _rewrite(root, target, plan, bar)
-                continue
-            if not in_place:
-                for f in plan.chunk_files:
-                    out = target / f.relative_to(root)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(f, out)
-                    size = f.stat().st_size
-                    report.bytes_copied += size
-                    bar.advance(size)
-            _write_json_atomically(target / plan.path / "zarr.json", plan.metadata)
-        for group in sorted(report.groups, key=lambda g: -g.path.count("/") - (g.path != "")):
-            _write_json_atomically(target / group.path / "zarr.json", group.metadata)
-    finally:
-        bar.close()
-    if verify_result:
-        verify(root, target, report, progress=progress)
-        report.verified = True
+            plan.rewrite = plan.rewrite or "asked for"
+    if dry_run:
+        if verify_result:
+            prove_on_source(source, report, progress=progress)
+        if target is not None and target.exists():
+            from .journal import plan_digest
+            from .write import _plan_parts
+
+            state = prepare_destination(target, report, source=source,
+                                        plan=plan_digest(_plan_parts(report, rewrite, verify_result)))
+            if state.journal is not None:
+                report.notes.append(f"{target} holds an interrupted run of this migration: it "
+                                    "would be resumed")
+            elif state.message:
+                report.notes.append(state.message)
+        return report
+    from .prove import check_rewritable
+
+    check_rewritable(source, report)
+    write_store(report, source, target, rewrite_all=rewrite, verify=verify_result, progress=progress)
     return report
 
 
-def verify(src: str | Path, dst: str | Path, report: MigrationReport, *, progress: bool = False) -> None:
-    """Read every array from both stores, a few chunks at a time (at most :data:`BLOCK_BYTES` of
-    values from each), and raise AssertionError on the first difference (values compared bit
-    for bit, NaN payloads included)."""
-    import zarr
-
-    total = sum(int(np.prod(p.metadata["shape"])) for p in report.arrays)
-    bar = Progress(total, "verify", enabled=progress, unit="values")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zarr's notes on v2 stores and numcodecs codecs
-        _verify(src, dst, report, bar)
-
-
-def _verify(src: str | Path, dst: str | Path, report: MigrationReport, bar: Progress) -> None:
-    import zarr
-
-    try:
-        for plan in report.arrays:
-            a = zarr.open_array(str(src), path=plan.path, mode="r", zarr_format=2)
-            b = zarr.open_array(str(dst), path=plan.path, mode="r", zarr_format=3)
-            chunks = plan.metadata["chunk_grid"]["configuration"]["chunk_shape"]
-            regions = _chunk_regions(plan.metadata["shape"], chunks, a.dtype.itemsize)
-            for region in regions if a.shape else [()]:
-                try:
-                    same = _same(a[region], b[region])
-                except Exception as e:  # noqa: BLE001 - a chunk that cannot be read differs
-                    raise AssertionError(f"array {plan.path or '/'}: the chunks at {region} cannot "
-                                         f"be read: {type(e).__name__}: {e}") from e
-                if not same:
-                    raise AssertionError(f"array {plan.path or '/'}: the v3 store reads other values "
-                                         f"than the v2 store in the chunks at {region}")
-                bar.advance(int(np.prod([r.stop - r.start for r in region])) if region else 1)
-    finally:
-        bar.close()
+def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progress: bool = False) -> None:
+    """Read every array of the v2 store ``src`` and the v3 store ``dst`` a run at a time and
+    raise :class:`~numcodecs_ext.tools.errors.VerificationError` at the first difference
+    (values compared bit for bit in their own type, NaN payloads included)."""
+    source, target = Location.parse(src), Location.parse(dst)
+    if report is None:
+        report = plan_store(source, keep_numcodecs=True)
+    verify_stores(source, target, report, progress=progress)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext migrate``."""
-    parser.add_argument("src", help="zarr v2 store (a local directory)")
-    parser.add_argument("dst", nargs="?", help="zarr v3 store to create (must not exist)")
+    parser.add_argument("src", help="zarr v2 store: a local directory or an fsspec URL (memory://, s3:// ...)")
+    parser.add_argument("dst", nargs="?",
+                        help="zarr v3 store to create (must not exist, or hold an interrupted "
+                             "migration of SRC, which is resumed)")
     parser.add_argument("--in-place", action="store_true",
                         help="add zarr v3 metadata beside the v2 metadata of SRC (chunks untouched)")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan per array, write nothing")
+    parser.add_argument("--finish", action="store_true",
+                        help="after --in-place, once satisfied: verify again and remove the v2 "
+                             "metadata (.zarray, .zgroup, .zattrs, .zmetadata)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan per array (proved on SRC, read-only); write nothing")
     parser.add_argument("--match", choices=MATCHES, default="decode",
                         help="float32/float16 FixedScaleOffset: reproduce numcodecs' decoding "
                              "(default; stored chunks read as before) or its encoding bit for bit")
     parser.add_argument("--wrap", action="store_true",
-                        help="let later writes wrap values the stored integers cannot hold, as "
-                             "numcodecs did (default: refuse them with an error)")
+                        help="let values the stored integers cannot hold wrap, as numcodecs did "
+                             "(default: refuse later writes of such values with an error)")
     parser.add_argument("--keep-numcodecs", action="store_true",
                         help="keep filters the spec codecs cannot express under zarr's "
                              "numcodecs.<id> names instead of refusing")
+    parser.add_argument("--nan-code", action="append", metavar="[ARRAY=]N|auto",
+                        help="give NaN a stored code (one no stored chunk holds), so that arrays "
+                             "whose fill value is NaN can be written to; auto picks one; repeat "
+                             "with ARRAY= for single arrays")
+    parser.add_argument("--fill-code", action="append", metavar="[ARRAY=]N|auto",
+                        help="likewise for a fill value outside the packing (e.g. 0 with offset 250)")
     parser.add_argument("--rewrite", action="store_true",
                         help="decode and encode every chunk again, even where it could be kept")
-    parser.add_argument("--no-verify", action="store_true", help="skip reading both stores back")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or plan")
+    parser.add_argument("--no-verify", action="store_true",
+                        help="do not read the result back (the summary says it is not verified)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or plan")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext migrate``."""
-    try:
-        report = migrate(args.src, args.dst, in_place=args.in_place, dry_run=args.dry_run,
-                         match=args.match, wrap=args.wrap, keep_numcodecs=args.keep_numcodecs,
-                         rewrite=args.rewrite,
-                         verify_result=not args.no_verify, progress=not args.quiet)
-    except (NotExpressible, ValueError, OSError) as e:
-        print(f"numcodecs-ext migrate: {e}\nnothing was written", file=sys.stderr)
-        return 2
-    except AssertionError as e:
-        print(f"numcodecs-ext migrate: verification failed: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - e.g. a corrupt chunk met while rewriting
-        print(f"numcodecs-ext migrate: failed while writing ({type(e).__name__}: {e}); "
-              f"{args.dst or args.src} is incomplete", file=sys.stderr)
-        return 1
+    report = migrate(args.src, args.dst, in_place=args.in_place, finish=args.finish,
+                     dry_run=args.dry_run, match=args.match, wrap=args.wrap,
+                     keep_numcodecs=args.keep_numcodecs, rewrite=args.rewrite,
+                     verify_result=not args.no_verify, nan_code=args.nan_code,
+                     fill_code=args.fill_code, progress=not args.quiet)
+    print_report(report, args)
+    return 0
+
+
+def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
+    where = args.src if args.in_place or args.finish else (args.dst or args.src)
+    if args.finish:
+        verb = "would remove" if args.dry_run else "removed"
+        if report.finished:
+            print(f"{verb} the v2 metadata ({len(report.finished)} documents) of {where}"
+                  + (" after verifying that its v3 metadata reads every array identically"
+                     if report.verified else " (not verified: --no-verify)"))
+            if not args.dry_run:
+                print(f"{where} is a zarr v3 store only")
+        for note in report.notes:
+            print(note)
+        return
     if not args.quiet or args.dry_run:
         print(report)
-        if args.dry_run:
-            print("dry run: nothing written")
-        elif report.verified:
-            print("verified: every chunk reads the same values from both stores")
-    return 0
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for plan in report.read_only:
+        print(f"note: array {plan.name} will be read-only: {plan.read_only}", file=sys.stderr)
+    if report.not_copied and not args.in_place:
+        shown = ", ".join(report.not_copied[:5]) + (" ..." if len(report.not_copied) > 5 else "")
+        print(f"note: {len(report.not_copied)} files of {args.src} are no zarr chunks or metadata "
+              f"and were not copied: {shown}", file=sys.stderr)
+    if args.dry_run:
+        print("dry run: nothing written" + (" (every chunk of SRC was read under both metadata "
+                                            "versions to decide what is kept)"
+                                            if not args.no_verify else ""))
+        return
+    if report.resumed:
+        print(report.resumed)
+    if report.in_place:
+        print(f"added zarr v3 metadata to {where} beside its v2 metadata. zarr and xarray will warn "
+              "on every open that both are there; once you are satisfied, "
+              f"`numcodecs-ext migrate {args.src} --in-place --finish` removes the v2 metadata")
+    if report.verified:
+        print("verified: every chunk reads the same values (bit for bit) under the v3 metadata "
+              "as under the v2 metadata")
+    else:
+        print("not verified (--no-verify): the chunks were not read back")

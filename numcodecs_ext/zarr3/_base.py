@@ -40,7 +40,7 @@ from zarr.core.array_spec import ArraySpec
 from zarr.core.buffer import cpu as _cpu
 from zarr.core.dtype import get_data_type_from_native_dtype
 
-from ..codecs._base import ExtCodec
+from ..codecs._base import ExtCodec, refusal, show
 
 __all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
 
@@ -135,17 +135,25 @@ class _V3Common:
     name: str
 
     def __init__(self, *, codec: ExtCodec | None = None, name: str | None = None, **configuration: Any) -> None:
+        """Refusals are ValueErrors prefixed ``codec '<name>': `` with the name this codec is
+        written with (``zfp``, ``numcodecs.zfp`` ...), whichever layer found the fault."""
+        shown = self._default_name() if name is None else name
+        if not isinstance(shown, str) or shown not in self._names():
+            raise ValueError(f"codec {self._default_name()!r}: name={show(shown)} is not valid; use "
+                             f"{' or '.join(map(repr, self._names()))}")
         if codec is None:
-            codec = self._codec_from_configuration(configuration)
+            try:
+                codec = self._codec_from_configuration(configuration)
+            except (ValueError, TypeError) as e:
+                raise refusal(shown, e) from None
         elif configuration:
-            raise TypeError("pass either codec= or configuration keywords, not both")
+            raise ValueError(f"codec {shown!r}: pass either codec= or the configuration keys "
+                             f"({', '.join(map(repr, configuration))}), not both")
         if not isinstance(codec, self.numcodecs_class):
-            raise TypeError(f"codec must be a {self.numcodecs_class.__name__}, got {type(codec).__name__}")
-        name = self._default_name() if name is None else name
-        if name not in self._names():
-            raise ValueError(f"codec name {name!r} is not one of {', '.join(self._names())}")
+            raise ValueError(f"codec {shown!r}: codec= must be a {self.numcodecs_class.__name__}, "
+                             f"not a {type(codec).__name__}")
         object.__setattr__(self, "codec", codec)
-        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "name", shown)
 
     #: per-instance caches of work done for earlier chunks: rebuilt after unpickling (they may
     #: hold closures, which do not pickle)
@@ -175,16 +183,27 @@ class _V3Common:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
+        """The codec of a zarr.json codec entry; refusals as for the constructor."""
+        if not isinstance(data, dict):
+            raise ValueError(f"codec {cls._default_name()!r}: a codec entry must be a JSON object "
+                             f"with 'name' and 'configuration', not {show(data)}")
         name = data.get("name")
-        if name not in cls._names():
-            raise ValueError(f"expected a codec named {' or '.join(map(repr, cls._names()))}, got {name!r}")
-        unknown = sorted(set(data) - {"name", "configuration"})
+        if not isinstance(name, str) or name not in cls._names():
+            raise ValueError(f"codec {show(name) if not isinstance(name, str) else repr(name)}: expected "
+                             f"a codec named {' or '.join(map(repr, cls._names()))}")
+        unknown = sorted(set(data) - {"name", "configuration"}, key=str)
         if unknown:
-            raise ValueError(f"codec {name!r}: unexpected member(s) {unknown} next to name/configuration")
+            raise ValueError(f"codec {name!r}: unexpected member(s) {', '.join(map(show, unknown))} next "
+                             "to 'name' and 'configuration'")
         configuration = data.get("configuration", {})
         if not isinstance(configuration, dict):
-            raise TypeError(f"codec {name!r}: configuration must be a JSON object, got {configuration!r}")
-        return cls(codec=cls._codec_from_configuration(configuration), name=name)
+            raise ValueError(f"codec {name!r}: configuration must be a JSON object, not "
+                             f"{show(configuration)}")
+        try:
+            codec = cls._codec_from_configuration(configuration)
+        except (ValueError, TypeError) as e:
+            raise refusal(name, e) from None
+        return cls(codec=codec, name=name)
 
     def to_dict(self) -> dict[str, Any]:
         configuration = self._configuration()

@@ -1,0 +1,191 @@
+"""Migrating a zarr v2 store in place, and finishing such a migration.
+
+``--in-place`` adds a ``zarr.json`` beside each node's v2 metadata; chunks are untouched. Every
+array is first read through its v2 metadata and through its planned v3 metadata (staged in
+memory over the same chunk files) and compared bit for bit; only when every array reads the
+same are the ``zarr.json`` documents written, arrays first, groups from the deepest up, the root
+last, each whole. The store then holds both versions: v2 readers read it as before, zarr-python 3
+and xarray open the v3 metadata (and warn, on every open, that both are there).
+
+``--finish`` ends that state once the user is satisfied: it reads every array through both
+metadata versions again, checks that every v2 attribute is in the v3 metadata, and only then
+removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
+(deepest first), then each group's, the root's last. The v3 view is never touched, so an
+interruption leaves a store that reads as v3 exactly as before, and running the command again
+finishes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..tools.errors import ToolError, UsageError
+from ..tools.progress import Progress
+from ..tools.staging import commit_order
+from ..tools.storage import Location
+from .plan import ArrayPlan, StoreIndex, index_store, read_json
+from .prove import MigrationReport, open_source, prove_array, _doc
+from .runs import View, compare_run, runs, values_in
+from .text import error
+
+__all__ = ["finish_in_place", "migrate_in_place"]
+
+
+def _explain_difference(key: str, stored: Any, planned: dict[str, Any]) -> str:
+    if not isinstance(stored, dict):
+        return f"{key} is not a JSON object"
+    differ = sorted(k for k in set(stored) | set(planned) if stored.get(k) != planned.get(k))
+    return f"{key} differs in {', '.join(differ)}"
+
+
+def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) -> set[str]:
+    """The planned ``zarr.json`` documents already in the store that equal the plan (an earlier,
+    interrupted run wrote them); UsageError, before anything is written, for any that differs."""
+    planned = {a.key: a.metadata for a in report.arrays}
+    planned.update({g.key: g.metadata for g in report.groups})
+    kept, differ = set(), []
+    for node in sorted(index.v3):
+        key = f"{node}/zarr.json" if node else "zarr.json"
+        if key not in planned:
+            continue
+        try:
+            stored = json.loads(location.read(key))
+        except (OSError, ValueError):
+            stored = None
+        if stored == planned[key]:
+            kept.add(key)
+        else:
+            differ.append(_explain_difference(key, stored, planned[key]))
+    if differ:
+        raise UsageError(
+            f"{location} already has zarr v3 metadata that this migration would not write: "
+            f"{'; '.join(differ)}. It was written by another tool, by a run with other options "
+            "(--match, --wrap, --nan-code, --fill-code, --keep-numcodecs), or edited since. To "
+            "keep it, leave the store as it is; to migrate those nodes again, remove their "
+            "zarr.json (the v2 metadata and the chunks are untouched) and run this command again")
+    return kept
+
+
+def migrate_in_place(location: Location, index: StoreIndex, report: MigrationReport, *,
+                     verify: bool = True, dry_run: bool = False, progress: bool = False) -> None:
+    """Prove every array under its v3 metadata on its own chunks, then add the ``zarr.json``
+    documents (those an interrupted run already wrote are kept)."""
+    report.in_place = True
+    kept = existing_v3(location, index, report)
+    if kept and len(kept) == len(report.arrays) + len(report.groups):
+        report.resumed = ("already migrated in place: every zarr.json equals the plan (nothing "
+                          "written; every array verified again)")
+    elif kept:
+        report.resumed = (f"resumed: {len(kept)} zarr.json documents an earlier run wrote equal "
+                          "the plan and were kept")
+    if verify or dry_run:
+        from .prove import prove_on_source
+
+        prove_on_source(location, report, progress=progress, need_writes=False)
+    rewrites = [p for p in report.arrays if p.rewrite]
+    if rewrites:
+        raise ToolError("--in-place keeps the chunks as they are, and these arrays would read "
+                        "differently: " + "; ".join(f"{p.name}: {p.rewrite}" for p in rewrites)
+                        + ". Migrate to a new store instead (the v2 store is unchanged)")
+    report.verified = verify
+    if dry_run:
+        return
+    docs = {a.key: _doc(a.metadata) for a in report.arrays}
+    docs.update({g.key: _doc(g.metadata) for g in report.groups})
+    for key in commit_order(docs):
+        if key not in kept:
+            location.write(key, docs[key])
+    for key in index.temporary:  # our own zarr.json writes an interruption left half done
+        if key.rpartition("/")[2].startswith(".zarr.json."):
+            location.remove(key)
+
+
+def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool = False) -> MigrationReport:
+    """Remove the v2 metadata of a store migrated in place, after proving that its v3 metadata
+    reads every array as the v2 metadata does."""
+    if not location.exists():
+        raise UsageError(f"{location}: does not exist")
+    if not location.isdir():
+        raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
+    index = index_store(location)
+    report = MigrationReport(in_place=True, dry_run=dry_run)
+    nodes = {k.rpartition("/")[0] for k in index.v2_files}
+    if not index.v3:
+        raise UsageError(f"{location}: has no zarr v3 metadata; run `numcodecs-ext migrate "
+                         f"{location} --in-place` first, then --finish")
+    if not nodes:
+        report.notes.append(f"{location} holds no zarr v2 metadata: nothing to finish")
+        return report
+    missing = sorted(n or "/" for n in nodes if n not in index.v3)
+    if missing:
+        raise UsageError(f"{location}: these nodes have v2 metadata and no zarr.json: "
+                         f"{', '.join(missing)}; run `numcodecs-ext migrate {location} --in-place` "
+                         "first (it resumes), then --finish")
+    lost = []
+    for node in sorted(nodes):
+        attrs_key = f"{node}/.zattrs" if node else ".zattrs"
+        v3 = read_json(location, f"{node}/zarr.json" if node else "zarr.json")
+        if attrs_key in index.v2_files and isinstance(v3, dict):
+            v2_attrs = read_json(location, attrs_key)
+            v3_attrs = v3.get("attributes") or {}
+            for k, v in (v2_attrs.items() if isinstance(v2_attrs, dict) else []):
+                if k != "_ARRAY_DIMENSIONS" and v3_attrs.get(k) != v:
+                    lost.append(f"{node or '/'}: {k}")
+    if lost:
+        raise UsageError(f"{location}: these v2 attributes are not (or not equal) in the v3 "
+                         f"metadata and would be lost: {', '.join(lost)}. Copy them into the "
+                         "zarr.json attributes (or remove them from .zattrs) and run --finish again")
+    arrays = sorted(index.arrays)
+    # proven every time: the v2 metadata is the only way back
+    total = 0
+    opened = []
+    for plan in (ArrayPlan(path, {}, []) for path in arrays):
+        source = open_source(location, plan)
+        try:
+            target = View(location, plan.path, 3).open()
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(f"array {plan.name}: zarr cannot open its v3 metadata ({error(e)}); "
+                            "nothing was removed") from None
+        opened.append((plan, source, target))
+        total += int(source.nbytes)
+    with Progress(total, "verify", enabled=progress) as bar:
+        for plan, source, target in opened:
+            shape, chunks = list(source.shape), list(source.chunks)
+            if list(target.shape) != shape or list(target.chunks) != chunks:
+                raise ToolError(f"array {plan.name}: the v2 metadata says shape {shape}, chunks "
+                                f"{chunks}; the v3 metadata {list(target.shape)}, "
+                                f"{list(target.chunks)}; nothing was removed")
+            for _, sel in runs(shape, chunks, itemsize=source.dtype.itemsize):
+                why = compare_run(source, target, sel, name=plan.name)
+                if why is not None:
+                    raise ToolError(f"array {plan.name}: the v3 metadata does not read as the "
+                                    f"v2 metadata {why}; nothing was removed")
+                bar.advance(values_in(sel) * source.dtype.itemsize)
+    report.verified = True
+    order = finish_order(index.v2_files, index.arrays)
+    report.finished = order
+    if dry_run:
+        return report
+    for key in order:
+        location.remove(key)
+    return report
+
+
+def finish_order(keys: Any, arrays: Any) -> list[str]:
+    """The v2 documents in the order they are removed: ``.zmetadata`` (which claims the whole
+    tree) first; then nodes deepest first, arrays before groups, the root last; within a node
+    the document that makes it a node before its attributes.
+
+    >>> finish_order([".zgroup", ".zattrs", "t/.zarray", "t/.zattrs", ".zmetadata", "g/.zgroup"], ["t"])
+    ['.zmetadata', 't/.zarray', 't/.zattrs', 'g/.zgroup', '.zgroup', '.zattrs']
+    """
+    within = {".zmetadata": 0, ".zarray": 1, ".zgroup": 1, ".zattrs": 2}
+
+    def rank(key: str) -> tuple[int, int, int, int, str]:
+        node, _, name = key.rpartition("/")
+        depth = node.count("/") + 1 if node else 0
+        return (name != ".zmetadata", -depth, node not in arrays, within.get(name, 3), key)
+
+    return sorted(keys, key=rank)
+

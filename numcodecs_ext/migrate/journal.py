@@ -1,0 +1,104 @@
+"""What an interrupted migration to a new store had done, so that running it again resumes.
+
+Before it writes any chunk, ``migrate SRC DST`` writes a journal at ``DST/.numcodecs-ext-migrate.json``
+naming its plan (a digest of every planned ``zarr.json``, the options, and the source's chunk
+keys and sizes). As each run of chunks is written *and verified*, its number goes into the
+journal with a digest of the destination's chunk keys and sizes in that run. The journal is
+rewritten whole (atomically) now and then, so after a kill it names only runs that were verified.
+
+Running the same command again finds the journal: with the same plan, each run the journal
+names whose chunks are still there, with the same keys and sizes, is skipped; every other run
+is written and verified again. With another plan (other options, or a source that changed) no
+run is trusted. Metadata is written only once every run is verified, and the journal is removed
+last: a store with metadata and no journal is complete.
+
+The journal is no zarr document: it does not make the destination open as an array or group.
+
+Examples
+--------
+>>> j = Journal(plan="abc", source="v2.zarr")
+>>> j.done("t", 3, run_digest({"t/0.0": 10, "t/0.1": 12}))
+>>> Journal.from_bytes(j.to_bytes()).runs["t"]
+{3: 'ad2dd5e0f4542fff'}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JOURNAL", "Journal", "plan_digest", "run_digest"]
+
+JOURNAL = ".numcodecs-ext-migrate.json"
+FORMAT = "numcodecs-ext migrate journal 1"
+
+
+def plan_digest(parts: Any) -> str:
+    """A digest of a JSON-able description of the plan."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_digest(sizes: Mapping[str, int] | Iterable[tuple[str, int]]) -> str:
+    """A digest of the chunk keys and sizes of one run in the destination."""
+    items = sorted(sizes.items() if isinstance(sizes, Mapping) else sizes)
+    h = hashlib.sha256()
+    for key, size in items:
+        h.update(f"{key}\0{size}\n".encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Journal:
+    """The journal's content: the plan digest, the source (for messages), each array's mode
+    ("keep" or "rewrite") and its verified runs {run number: run digest}."""
+
+    plan: str
+    source: str
+    modes: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, dict[int, str]] = field(default_factory=dict)
+    _written: float = 0.0
+    _pending: int = 0
+
+    def done(self, array: str, run: int, digest: str) -> None:
+        self.runs.setdefault(array, {})[run] = digest
+        self._pending += 1
+
+    def forget(self, array: str) -> None:
+        self.runs.pop(array, None)
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"format": FORMAT, "plan": self.plan, "source": self.source,
+                           "modes": self.modes,
+                           "runs": {a: {str(k): v for k, v in sorted(r.items())} for a, r in self.runs.items()}},
+                          separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Journal:
+        """The journal in ``data`` (ValueError if it is not one)."""
+        try:
+            doc = json.loads(data)
+            if doc.get("format") != FORMAT:
+                raise ValueError(f"format {doc.get('format')!r}")
+            return cls(plan=str(doc["plan"]), source=str(doc.get("source", "")),
+                       modes={str(k): str(v) for k, v in doc.get("modes", {}).items()},
+                       runs={str(a): {int(k): str(v) for k, v in r.items()}
+                             for a, r in doc.get("runs", {}).items()})
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise ValueError(f"not a migrate journal ({e})") from None
+
+    def save(self, location: Any) -> None:
+        location.write(JOURNAL, self.to_bytes())
+        self._written = time.monotonic()
+        self._pending = 0
+
+    def save_now_and_then(self, location: Any, *, every: int = 64, seconds: float = 10.0) -> None:
+        """Save if ``seconds`` passed since the last save, or ``every`` runs were recorded and a
+        tenth of that time passed (the journal is rewritten whole: not after every run)."""
+        since = time.monotonic() - self._written
+        if self._pending and (since >= seconds or (self._pending >= every and since >= seconds / 10)):
+            self.save(location)

@@ -1,0 +1,238 @@
+"""Reading an array run by run, and proving that two ways of reading it give the same values.
+
+A *run* is a block of whole chunks of at most :data:`BLOCK_BYTES` (4 MiB) of decoded values (a single
+chunk where one chunk is larger): zarr decodes the chunks of one run in parallel, and memory
+stays bounded by a run whatever the array's size. Runs are numbered in C order; the same array
+shape, chunk shape and item size always give the same runs, so a run's number can be recorded
+and resumed.
+
+A :class:`View` says how to open an array: where (a :class:`~numcodecs_ext.tools.storage.Location`),
+which node, which zarr format, and metadata documents that stand in for the stored ones
+(through :class:`~numcodecs_ext.tools.staging.StagedStore`: the candidate metadata of a
+migration is read over the real chunks without being written). A View is plain data, so the
+work on each run can be handed to another process as it is.
+
+Examples
+--------
+>>> list(runs([10, 6], [4, 3], itemsize=8, budget=200))   # 96-byte chunks, two per run
+[(0, (slice(0, 4, None), slice(0, 6, None))), (1, (slice(4, 8, None), slice(0, 6, None))), (2, (slice(8, 10, None), slice(0, 6, None)))]
+>>> list(runs([], [], itemsize=8))                        # a 0-d array is one run
+[(0, ())]
+>>> same_values(np.array([np.nan, -0.0]), np.array([np.nan, 0.0]))
+False
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..tools.storage import Location
+from .text import error, number, region
+
+__all__ = ["BLOCK_BYTES", "View", "chunk_coords", "compare_run", "differences", "quiet", "runs",
+           "same_values"]
+
+#: bytes of decoded values read at a time (zarr decodes the chunks of one read in parallel); the
+#: environment variable NUMCODECS_EXT_RUN_BYTES sets another bound (memory per run, and how much
+#: an interrupted run redoes). Measured (benchmarks/bench_migrate.py, 1 MiB chunks, 2 cores):
+#: 4 MiB runs are as fast as any, 32 MiB ones half as fast and 60 MB larger.
+BLOCK_BYTES = 4 << 20
+
+
+def block_bytes() -> int:
+    """:data:`BLOCK_BYTES`, or the environment's ``NUMCODECS_EXT_RUN_BYTES`` (at least 1)."""
+    value = os.environ.get("NUMCODECS_EXT_RUN_BYTES")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            from ..tools.errors import UsageError
+
+            raise UsageError(f"NUMCODECS_EXT_RUN_BYTES={value!r}: give a number of bytes, such as "
+                             f"{BLOCK_BYTES}") from None
+    return BLOCK_BYTES
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """A context in which zarr's notes on v2 stores, numcodecs codecs and stores holding both
+    metadata versions stay silent (the tools say what matters in their own words)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """One array as zarr reads it: ``location`` / ``path`` in ``zarr_format``, with ``staged``
+    metadata documents (key relative to the location -> bytes) served instead of the stored
+    ones. ``writable`` opens it for writing chunks (metadata still only staged)."""
+
+    location: Location
+    path: str
+    zarr_format: int
+    staged: Mapping[str, bytes] = field(default_factory=dict)
+    writable: bool = False
+
+    def store(self) -> Any:
+        """The zarr store to open it from."""
+        if not self.staged and not self.writable:
+            return self.location.zarr_store(read_only=True)
+        from ..tools.staging import StagedStore
+
+        return StagedStore(self.location, read_only=not self.writable, _staged=dict(self.staged))
+
+    def open(self) -> Any:
+        """The zarr array (raises whatever zarr raises when it cannot open it)."""
+        import zarr
+
+        with quiet():
+            return zarr.open_array(self.store(), path=self.path, mode="r+" if self.writable else "r",
+                                   zarr_format=self.zarr_format)
+
+    @property
+    def name(self) -> str:
+        return self.path or "/"
+
+
+def run_shape(grid: list[int], chunk_bytes: int, budget: int | None = None) -> list[int]:
+    """Chunks per run along each axis: whole chunks, the last axes first, at most ``budget``
+    bytes (one chunk if a chunk is larger)."""
+    per = [1] * len(grid)
+    room = max(1, (budget or block_bytes()) // max(chunk_bytes, 1))
+    for axis in reversed(range(len(grid))):
+        take = max(1, min(grid[axis], room))
+        per[axis] = take
+        room = max(1, room // take)
+    return per
+
+
+def runs(shape: list[int], chunks: list[int], *, itemsize: int,
+         budget: int | None = None) -> Iterator[tuple[int, tuple[slice, ...]]]:
+    """(run number, selection) for every run of the array, in C order."""
+    if not shape:
+        yield 0, ()
+        return
+    grid = [math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks)]
+    per = run_shape(grid, math.prod(chunks) * itemsize, budget)
+    counts = [math.ceil(g / p) for g, p in zip(grid, per)]
+    for number_, index in enumerate(np.ndindex(*counts)):
+        yield number_, tuple(slice(i * p * c, min((i + 1) * p * c, s))
+                             for i, p, c, s in zip(index, per, chunks, shape))
+
+
+def run_count(shape: list[int], chunks: list[int], *, itemsize: int, budget: int | None = None) -> int:
+    if not shape:
+        return 1
+    grid = [math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks)]
+    per = run_shape(grid, math.prod(chunks) * itemsize, budget)
+    return math.prod(math.ceil(g / p) for g, p in zip(grid, per))
+
+
+def chunk_coords(sel: tuple[slice, ...], chunks: list[int]) -> Iterator[tuple[int, ...]]:
+    """The grid coordinates of the chunks a chunk-aligned selection covers."""
+    if not sel:
+        yield ()
+        return
+    ranges = [range(s.start // c, math.ceil(s.stop / c)) for s, c in zip(sel, chunks)]
+    yield from itertools.product(*ranges)
+
+
+def values_in(sel: tuple[slice, ...]) -> int:
+    return math.prod(s.stop - s.start for s in sel) if sel else 1
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Equal shapes, equal data types (byte order aside) and equal values bit for bit: NaN
+    payloads and -0.0 included, NaT equal to NaT."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
+        return False
+    return bool(np.array_equal(_bits(a), _bits(b)))
+
+
+def differences(want: Any, got: Any) -> str:
+    """How ``got`` differs from ``want``, in words: how many values, and the first of them."""
+    want, got = np.asarray(want), np.asarray(got)
+    if want.shape != got.shape:
+        return f"shape {list(got.shape)} instead of {list(want.shape)}"
+    if want.dtype.newbyteorder("=") != got.dtype.newbyteorder("="):
+        return f"data type {got.dtype.name} instead of {want.dtype.name}"
+    size = max(want.itemsize, 1)
+    a = _bits(want).reshape(-1, size)
+    b = _bits(got).reshape(-1, size)
+    differ = np.flatnonzero((a != b).any(axis=1))
+    first = np.unravel_index(int(differ[0]), want.shape) if want.shape else ()
+    where = "[" + ", ".join(str(int(i)) for i in first) + "]"
+    return (f"{len(differ)} of {want.size} values differ, the first at {where}: "
+            f"{number(want[first])} reads as {number(got[first])}")
+
+
+def _chunk_sels(sel: tuple[slice, ...], chunks: list[int]) -> Iterator[tuple[slice, ...]]:
+    for c in chunk_coords(sel, chunks):
+        yield tuple(slice(i * n, min((i + 1) * n, s.stop)) for i, n, s in zip(c, chunks, sel))
+
+
+def _first_bad_chunk(source: Any, target: Any, sel: tuple[slice, ...],
+                     values: np.ndarray) -> tuple[tuple[slice, ...], str]:
+    """The first chunk of the run ``sel`` where ``target`` does not read as ``values`` (the
+    source's values of the run), and how."""
+    chunks = list(source.chunks)
+    for sub in _chunk_sels(sel, chunks):
+        local = tuple(slice(a.start - s.start, a.stop - s.start) for a, s in zip(sub, sel))
+        want = values[local] if sel else values
+        try:
+            got = target[sub]
+        except Exception as e:  # noqa: BLE001 - reported in words
+            return sub, f"zarr cannot read it under the new metadata: {error(e)}"
+        if not same_values(want, got):
+            return sub, differences(want, got)
+    return sel, "the run as a whole reads differently"
+
+
+def compare_run(source: Any, target: Any, sel: tuple[slice, ...], *, name: str,
+                values: np.ndarray | None = None) -> str | None:
+    """Why ``target`` (a zarr array) does not read the run ``sel`` as ``source`` does, or None:
+    "at [region] (the first chunk that differs): how". ``values`` are the source's values there
+    if already read. A source that cannot be read is an error (raised: the store is broken); a
+    target that cannot be read is a difference."""
+    from ..tools.errors import ToolError
+
+    with quiet():
+        if values is None:
+            try:
+                values = np.asarray(source[sel])
+            except Exception as e:  # noqa: BLE001 - a broken source is said in words
+                where, _ = sel, None
+                for sub in _chunk_sels(sel, list(source.chunks)):
+                    try:
+                        source[sub]
+                    except Exception:  # noqa: BLE001
+                        where = sub
+                        break
+                raise ToolError(f"array {name}: zarr cannot read the source at {region(where)}: "
+                                f"{error(e)}") from None
+        try:
+            got = target[sel]
+        except Exception:  # noqa: BLE001 - any failure: the two do not read the same
+            got = None
+        if got is not None and same_values(values, got):
+            return None
+        where, how = _first_bad_chunk(source, target, sel, np.asarray(values))
+    return f"at {region(where)}: {how}"
