@@ -192,12 +192,9 @@ def _check_destination(loc: Any, source: Source) -> bool:
     src_loc = type(loc).parse(source.path)
     if loc.overlaps(src_loc):
         raise UsageError(f"{loc.display}: overlaps the source {source.path}; write the store elsewhere")
-    if loc.is_local:
-        parent = os.path.dirname(loc.root)
-        while parent and not os.path.lexists(parent):
-            parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
-        if parent and not os.path.isdir(parent):
-            raise UsageError(f"{loc.display}: cannot be created, {parent} is a file")
+    obstacle = loc.obstacle()
+    if obstacle is not None:
+        raise UsageError(f"{loc.display}: cannot be created, {obstacle} is a file")
     try:
         if not loc.exists():
             return False

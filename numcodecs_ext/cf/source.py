@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..tools.errors import ToolError, UsageError
+from ..tools.storage import Location
 
 __all__ = ["Source", "check_source", "netcdf3_required_size"]
 
@@ -64,8 +65,9 @@ def check_source(path: Any) -> Source:
         is cut or corrupt.
     """
     shown = os.fspath(path)
-    if isinstance(path, str) and "://" in path:
-        raise UsageError(f"{shown}: convert reads a local netCDF file; copy it here first")
+    location = Location.parse(path)  # an empty path, an unknown scheme, a missing package: said here
+    if not location.is_local:
+        raise UsageError(f"{location.display}: convert reads a local netCDF file; copy it here first")
     if not os.path.lexists(shown):
         raise UsageError(f"{shown}: does not exist")
     if not os.path.exists(shown):

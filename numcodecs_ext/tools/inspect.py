@@ -18,7 +18,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import errno
 import json
 import os
@@ -63,7 +62,9 @@ def _open(target: Any, storage_options: Mapping[str, Any] | None) -> Location:
     if isdir:
         return loc
     if loc.is_local and zipfile.is_zipfile(loc.root):  # a zarr ZipStore
-        return dataclasses.replace(Location.parse(f"zip://::{loc.root}"), display=loc.display)
+        zipped = Location.parse(f"zip://::{loc.root}")
+        zipped.display = loc.display
+        return zipped
     raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
                      "a .zip file or a URL)")
 
