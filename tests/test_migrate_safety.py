@@ -407,3 +407,49 @@ def test_the_work_on_a_run_can_travel_to_another_process(store) -> None:
         assert compare_run(source, target, sel, name="t") is None
     with quiet():
         assert same(target[...], want["t"])
+
+
+def _two_plain_arrays(path: Path) -> None:
+    """Two uncompressed arrays: a chunk rewritten with other values keeps its size."""
+    with quiet():
+        g = zarr.open_group(str(path), mode="w", zarr_format=2)
+        for name in ("a", "b"):
+            g.create_array(name, shape=(40,), chunks=(10,), dtype="<i4", compressors=None,
+                           fill_value=0)[:] = np.arange(40)
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_a_source_changed_since_the_interrupted_run_is_not_trusted(tmp_path: Path, small_runs,
+                                                                   monkeypatch, rewrite: bool) -> None:
+    """The runs the journal names were verified against the source as it was; a chunk of the
+    source rewritten since (same key, same size: uncompressed) must not be taken on faith."""
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    _two_plain_arrays(src)
+    if rewrite:
+        from zarr.storage import LocalStore
+
+        real = LocalStore.set
+
+        async def set_(self, key, value):
+            if key.startswith("b/") and not key.endswith("/0"):
+                raise Interrupt
+            return await real(self, key, value)
+
+        monkeypatch.setattr(LocalStore, "set", set_)
+    else:
+        _interrupt_after(monkeypatch, "copy_to", 5)  # a verified and journaled, b begun
+    with pytest.raises(Interrupt):
+        migrate(src, dst, rewrite=rewrite)
+    monkeypatch.undo()
+    os.environ["NUMCODECS_EXT_RUN_BYTES"] = "1"
+    assert '"a":{"0"' in (dst / ".numcodecs-ext-migrate.json").read_text()
+    size = (src / "a" / "0").stat().st_size
+    with quiet():
+        zarr.open_array(str(src / "a"), mode="r+", zarr_format=2)[:10] = np.arange(10) * 7
+    assert (src / "a" / "0").stat().st_size == size
+    report = migrate(src, dst, rewrite=rewrite)
+    assert report.verified and report.resumed is None
+    assert any("changed since" in n for n in report.notes)
+    with quiet():
+        got = zarr.open_array(str(dst / "a"), mode="r", zarr_format=3)[:]
+    assert same(got, np.concatenate([np.arange(10) * 7, np.arange(10, 40)]).astype("<i4"))

@@ -20,13 +20,13 @@ from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.progress import Progress
 from ..tools.staging import StagedStore, commit_order, is_metadata_key
 from ..tools.storage import Location
-from .journal import JOURNAL, Journal, plan_digest, run_digest
+from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
 from .plan import ArrayPlan, index_store
 from .prove import MigrationReport, _doc, _rewrite_reason, candidate, open_source, write_refused
 from .runs import View, chunk_coords, compare_run, quiet, runs, values_in
 from .text import error, region
 
-__all__ = ["prepare_destination", "write_store"]
+__all__ = ["prepare_destination", "run_plan", "write_store"]
 
 
 class _Recording(StagedStore):
@@ -49,10 +49,24 @@ class _Recording(StagedStore):
         self.sizes[key] = None
 
 
-def _plan_parts(report: MigrationReport, rewrite_all: bool, verify: bool) -> dict[str, Any]:
-    return {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
-            "groups": [[g.path, g.metadata] for g in report.groups],
-            "rewrite": rewrite_all, "verify": verify}
+class RunPlan:
+    """What a journal's plan must equal for its runs to be trusted: ``digest`` covers every
+    planned document, the options, and the source's chunks (keys, sizes and stamps);
+    ``stamped``: the source told a stamp for every chunk (without, nothing is resumed)."""
+
+    def __init__(self, digest: str, stamped: bool) -> None:
+        self.digest = digest
+        self.stamped = stamped
+
+
+def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verify: bool) -> RunPlan:
+    """The plan of a migration of ``src`` to a new store, as its journal records it."""
+    stamps = source_stamps(src, (k for a in report.arrays for k in a.chunks))
+    parts = {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
+             "groups": [[g.path, g.metadata] for g in report.groups],
+             "rewrite": rewrite_all, "verify": verify,
+             "stamps": plan_digest(sorted(stamps.items())) if stamps is not None else None}
+    return RunPlan(plan_digest(parts), stamps is not None)
 
 
 def _documents(report: MigrationReport) -> dict[str, bytes]:
@@ -72,7 +86,7 @@ class Destination:
         self.message = message
 
 
-def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
+def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan,
                         source: Location) -> Destination:
     """Look at ``dst`` before writing: absent or empty (a fresh start), or an interrupted run of
     this tool (resumed); anything else is refused with what to do (UsageError)."""
@@ -113,11 +127,14 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
         raise UsageError(f"{dst}: holds an interrupted migration, and also {len(strays)} files no "
                          f"planned array or group of {source} has ({shown}): remove {dst} and run "
                          "again, or choose another destination")
-    same = journal.plan == plan
+    same = journal.plan == plan.digest and plan.stamped
     if not same:
-        message = (f"{dst} holds an interrupted migration of another plan (other options, or "
-                   f"{source} changed since): none of its chunks is trusted; every chunk is "
-                   "written and verified again")
+        why = ("other options, or a chunk or the metadata of SRC changed since"
+               if journal.plan != plan.digest else
+               "SRC's filesystem tells no modification times or ETags, so a chunk changed since "
+               "cannot be told apart")
+        message = (f"{dst} holds an interrupted migration of another plan ({why}): none of its "
+                   "chunks is trusted; every chunk is written and verified again").replace("SRC", str(source))
         journal = None
     else:
         message = None
@@ -158,9 +175,9 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                 verify: bool = True, progress: bool = False) -> None:
     """Copy or rewrite every array of ``report`` from ``src`` to ``dst``, verify each run, then
     write the metadata; resumes an interrupted run of the same plan."""
-    plan = plan_digest(_plan_parts(report, rewrite_all, verify))
+    plan = run_plan(report, src, rewrite_all=rewrite_all, verify=verify)
     state = prepare_destination(dst, report, plan=plan, source=src)
-    journal = state.journal or Journal(plan=plan, source=src.display)
+    journal = state.journal or Journal(plan=plan.digest, source=src.display)
     resuming = state.journal is not None
     if state.message:
         report.notes.append(state.message)
