@@ -363,3 +363,15 @@ def test_every_fixed_size_type_migrates_verified(tmp_path: Path) -> None:
             assert got.shape == values.shape and got.dtype.newbyteorder("=") == values.dtype.newbyteorder("=")
             assert np.ascontiguousarray(got, values.dtype.newbyteorder("=")).tobytes() == \
                 np.ascontiguousarray(values, values.dtype.newbyteorder("=")).tobytes(), name
+
+
+def test_a_run_holds_a_bounded_number_of_chunks() -> None:
+    """zarr keeps a task per chunk of a read: a run of 4 MiB of one-byte chunks would hold four
+    million of them (measured: 320 MB peak for 100,000 one-byte chunks in one run, 89 MB in runs
+    of 1,024). Runs are bounded in chunks as well as in bytes."""
+    from numcodecs_ext.migrate.runs import MAX_CHUNKS, chunk_coords, run_count, runs
+
+    for shape, chunks in (([100_000], [1]), ([300, 300], [1, 2]), ([50, 40, 30], [1, 1, 1])):
+        sizes = [len(list(chunk_coords(sel, chunks))) for _, sel in runs(shape, chunks, itemsize=1)]
+        assert max(sizes) <= MAX_CHUNKS and sum(sizes) == np.prod([-(-s // c) for s, c in zip(shape, chunks)])
+        assert run_count(shape, chunks, itemsize=1) == len(sizes)
