@@ -20,7 +20,7 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.storage import Location
 from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
-                    existing_code, new_use, scan_codes, with_code)
+                    existing_code, mapped_codes, new_use, scan_codes, with_code)
 from .filters import NotExpressible
 from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
@@ -180,6 +180,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         dtype = None
     for option, table in (("--nan-code", nan_code), ("--fill-code", fill_code)):
         nan = option == "--nan-code"
+        what_asked = "NaN" if nan else "its fill value"
         asked = table.get(plan.path, None)
         if asked is None and None in table:  # every array that needs one
             needs = check.reason is not None and check.index is not None
@@ -191,7 +192,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
             found = code_cast(chain_at(plan.metadata, ()), dtype) if dtype is not None else None
             if found is None or not nan:
                 raise UsageError(f"{option} {plan.name}: array {plan.name} "
-                                 + ("has no cast to integers to give NaN a code in"
+                                 + (f"has no cast to integers to give {what_asked} a code in"
                                     if found is None else "needs no code for its fill value"))
             where, index = (), found[0]
         key = "NaN" if nan else check.key
@@ -216,9 +217,15 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         if asked != "auto" and not lo <= int(asked) <= hi:
             raise UsageError(f"{option} {asked}: array {plan.name} stores {target.name} codes, "
                              f"from {lo} to {hi}")
+        taken = mapped_codes(plan.metadata, where, index)  # codes the map gives other values
+        if asked != "auto" and int(asked) in taken:
+            raise UsageError(f"{option} {asked}: in array {plan.name} the code {asked} already "
+                             f"stands for {taken[int(asked)]} in the scalar_map (give each value "
+                             f"its own code, or use {option} auto)")
         with Progress(len(plan.chunks), f"codes {plan.name}", enabled=progress, unit="chunks") as bar:
             use = scan_codes(view, plan.chunks, asked=[] if asked == "auto" else [int(asked)],
                              progress=bar)
+        use.reserve(taken)
         if asked == "auto":
             code = choose_code(use)
             if code is None:
@@ -227,7 +234,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         else:
             code = int(asked)
             if use.used(code):
-                free = choose_code(new_use(target) if use.chunks == 0 else use)
+                free = choose_code(use)
                 hint = f"; {free} is free" if free is not None else ""
                 raise UsageError(f"{option} {asked}: array {plan.name} holds the code {code} in its "
                                  f"stored chunks, where it reads as a value{hint} (or use "
