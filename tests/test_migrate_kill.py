@@ -185,6 +185,7 @@ def _v3_adapter_store(path: Path) -> dict[str, np.ndarray]:
                            filters=[AsType(encode_dtype="<f4", decode_dtype="<f8")])
         d[:] = np.linspace(0, 1, 30)
         out["d"] = d[:]
+        zarr.consolidate_metadata(str(path))  # normalize must bring it up to date, too
     return out
 
 
@@ -209,9 +210,14 @@ def test_kill_normalize(tmp_path: Path) -> None:
                 assert same(zarr.open_array(str(store / name), mode="r")[...], values), where
         if status == -9:
             assert main(["normalize", str(store), "-q"]) == 0, where
+        consolidated = json.loads((store / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
         for name in want:
             codecs = json.loads((store / name / "zarr.json").read_text())["codecs"]
             assert not any(c["name"].startswith("numcodecs.") for c in codecs), where
+            assert consolidated[name]["codecs"] == codecs, where
+        with quiet():
+            g = zarr.open_consolidated(str(store), mode="r")
+            assert all(same(g[name][...], values) for name, values in want.items()), where
     KILLED["points"] += len(tested)
 
 
