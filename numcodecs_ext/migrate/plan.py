@@ -28,7 +28,7 @@ import numpy as np
 
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location
-from .filters import NotExpressible, adapter_codec, filter_codecs
+from .filters import NotExpressible, adapter_codec, filter_codecs, works_on_bytes
 from .journal import JOURNAL
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
@@ -353,7 +353,10 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         codecs.append({"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
         before.append("order F")
     current = dtype
+    on_bytes: list[dict[str, Any]] = []  # filters that zarr v3 runs after the bytes codec
     for config in zarray.get("filters") or []:
+        if not isinstance(config, dict):
+            raise ToolError(f"{where}: .zarray has a filter that is not a JSON object: {config!r}")
         before.append(str(config.get("id")))
         try:
             mapped, current = filter_codecs(config, current, match=match, wrap=wrap)
@@ -364,8 +367,18 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
             mapped = [adapter_codec(config)]
             out_key = {"fixedscaleoffset": "astype", "astype": "encode_dtype"}.get(config.get("id"))
             current = np.dtype(config[out_key]) if out_key else current
-        codecs.extend(mapped)
+        for codec in mapped:
+            if works_on_bytes(codec):
+                on_bytes.append(codec)
+            elif on_bytes:
+                raise NotExpressible(f"{where}: the filter {config.get('id')} comes after "
+                                     f"{on_bytes[-1]['name'].removeprefix('numcodecs.')}, which "
+                                     "works on bytes: zarr v3 runs every array filter before the "
+                                     "bytes codec, so no v3 codec chain reads these chunks")
+            else:
+                codecs.append(codec)
     codecs.append(_bytes_codec(current))
+    codecs.extend(on_bytes)
     compressor = zarray.get("compressor")
     if compressor:
         before.append(str(compressor.get("id")))
