@@ -416,3 +416,46 @@ def test_filters_that_work_on_bytes_go_after_the_bytes_codec(tmp_path: Path) -> 
         w.__exit__(None, None, None)
     with pytest.raises(NotExpressible, match="delta comes after zlib, which works on bytes"):
         migrate(bad, tmp_path / "bad3.zarr", keep_numcodecs=True)
+
+
+def test_structured_arrays_as_zarr_2_wrote_them(tmp_path: Path) -> None:
+    """zarr 2 writes a structured type as a list of [name, type] lists, which numpy does not take
+    as it is: the whole migration failed with '.zarray lacks a valid Field elements must be
+    2- or 3-tuples'."""
+    src = tmp_path / "st.zarr"
+    src.mkdir()
+    (src / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    values = np.zeros(10, dtype=[("a", "<i4"), ("b", "<f8")])
+    values["a"], values["b"] = np.arange(10), np.linspace(0, 1, 10)
+    for name, fields in (("little", values.dtype), ("mixed", np.dtype([("a", ">i4"), ("b", "<f8")]))):
+        data = values.astype(fields)
+        (src / name).mkdir()
+        (src / name / ".zarray").write_text(json.dumps({
+            "zarr_format": 2, "shape": [10], "chunks": [4], "dtype": [list(f) for f in _descr(fields)],
+            "compressor": None, "fill_value": None, "filters": None, "order": "C"}))
+        for i in range(3):
+            chunk = np.zeros(4, fields)
+            part = np.ascontiguousarray(data[i * 4:(i + 1) * 4])
+            chunk[:len(part)] = part
+            (src / name / str(i)).write_bytes(chunk.tobytes())
+    w = _quiet()
+    try:
+        want = {n: zarr.open_array(str(src / n), mode="r", zarr_format=2)[:] for n in ("little", "mixed")}
+    finally:
+        w.__exit__(None, None, None)
+    assert want["mixed"]["a"].tolist() == list(range(10))
+    report = migrate(src, tmp_path / "o.zarr")
+    assert report.verified
+    w = _quiet()
+    try:
+        for name, values in want.items():
+            got = zarr.open_array(str(tmp_path / "o.zarr" / name), mode="r")[:]
+            assert got.tolist() == values.tolist(), name
+    finally:
+        w.__exit__(None, None, None)
+
+
+def _descr(dtype: np.dtype) -> list[list]:
+    """A structured dtype as zarr 2 writes it in .zarray."""
+    return [[n, dt.str] + ([list(shape)] if shape else []) for n, (dt, shape) in
+            ((n, (dtype.fields[n][0].base, dtype.fields[n][0].shape)) for n in dtype.names)]

@@ -295,6 +295,27 @@ def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, An
     return out
 
 
+def _v2_dtype(spec: Any, where: str) -> np.dtype:
+    """The numpy type of a ``.zarray`` ``dtype``: a type string, or a structured type as zarr v2
+    writes it, a list of ``[name, type]`` lists (which numpy takes only as tuples)."""
+    def numpy_form(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        out = []
+        for field in value:
+            if not isinstance(field, list) or len(field) not in (2, 3):
+                return value  # (numpy says what is wrong)
+            name, kind, *shape = field
+            out.append((name, numpy_form(kind), *(tuple(s) if isinstance(s, list) else s for s in shape)))
+        return out
+
+    try:
+        return np.dtype(numpy_form(spec))
+    except (TypeError, ValueError) as e:
+        raise ToolError(f"{where}: .zarray has the data type {spec!r}, which is no numpy type "
+                        f"({e})") from None
+
+
 def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
     """The ``_FillValue`` attribute as xarray writes it in zarr v3 (floats as the base64 of a
     little-endian float64), or None where xarray has no such form here."""
@@ -327,10 +348,15 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         raise ToolError(f"{where}: .zarray is not a JSON object")
     attrs = _attributes(index.location, path, index)
     try:
-        dtype = np.dtype(zarray["dtype"])
         shape, chunks = [int(s) for s in zarray["shape"]], [int(c) for c in zarray["chunks"]]
-    except (KeyError, TypeError, ValueError) as e:
-        raise ToolError(f"{where}: .zarray lacks a valid {e}") from None
+    except KeyError as e:
+        raise ToolError(f"{where}: .zarray lacks {e}") from None
+    except (TypeError, ValueError):
+        raise ToolError(f"{where}: .zarray has shape {zarray.get('shape')!r} and chunks "
+                        f"{zarray.get('chunks')!r}: lists of whole numbers are needed") from None
+    if "dtype" not in zarray:
+        raise ToolError(f"{where}: .zarray lacks 'dtype'")
+    dtype = _v2_dtype(zarray["dtype"], where)
     if len(shape) != len(chunks) or any(s < 0 for s in shape) or any(c < 1 for c in chunks):
         raise ToolError(f"{where}: .zarray has shape {shape} and chunks {chunks}, which do not "
                         "describe a chunk grid")
