@@ -88,9 +88,9 @@ class NormalizeReport:
 
 
 def _native_dtype(data_type: Any) -> np.dtype:
-    from zarr.core.dtype import get_data_type_from_json
+    from zarr.dtype import data_type_registry
 
-    return get_data_type_from_json(data_type, zarr_format=3).to_native_dtype()
+    return data_type_registry.match_json(data_type, zarr_format=3).to_native_dtype()
 
 
 def _normalized_chain(codecs: list[Any], dtype: np.dtype, match: str, wrap: bool) -> list[Any]:

@@ -38,6 +38,8 @@ V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
 METADATA = (*V2_FILES, "zarr.json")
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 _DIMENSIONS = "_ARRAY_DIMENSIONS"
+#: object codecs of zarr v2 that are zarr v3 array -> bytes codecs of the same name and bytes
+_OBJECT_CODECS = ("vlen-utf8", "vlen-bytes")
 _TEMPORARY = re.compile(r"\.[0-9a-f]{12,32}\.partial$")
 
 
@@ -101,7 +103,8 @@ class ArrayPlan:
 
     @property
     def itemsize(self) -> int:
-        return self.dtype.itemsize
+        """Bytes per value, for the size of runs (variable-length values: a generous guess)."""
+        return max(self.dtype.itemsize, 64) if self.dtype.kind in "OT" else self.dtype.itemsize
 
     @property
     def shape(self) -> list[int]:
@@ -276,16 +279,18 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
-def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, Any]:
+def _zdtype_json(zarray: dict[str, Any], notes: list[str],
+                 object_codec: str | None = None) -> tuple[Any, Any, Any]:
     """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
     type machinery; what zarr warns about the type goes to ``notes``."""
     import warnings
 
-    from zarr.core.dtype import get_data_type_from_json
+    from zarr.dtype import data_type_registry
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
+        zdtype = data_type_registry.match_json({"name": zarray["dtype"], "object_codec_id": object_codec},
+                                               zarr_format=2)
         fill = zarray.get("fill_value")
         scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
         out = zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
@@ -360,13 +365,20 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     if len(shape) != len(chunks) or any(s < 0 for s in shape) or any(c < 1 for c in chunks):
         raise ToolError(f"{where}: .zarray has shape {shape} and chunks {chunks}, which do not "
                         "describe a chunk grid")
+    filters = list(zarray.get("filters") or [])
+    # an object array's first filter turns its values into bytes: zarr v3's array -> bytes codec
+    object_codec = None
     if dtype.kind == "O":
-        raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through the "
-                             f"filter {((zarray.get('filters') or [{}])[0] or {}).get('id')}) is not "
-                             "migrated; fixed-size types only")
+        object_codec = (filters[0] if filters and isinstance(filters[0], dict) else {}).get("id")
+        if object_codec not in _OBJECT_CODECS:
+            raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through "
+                                 f"the filter {object_codec}) is not migrated: zarr v3 has "
+                                 "variable-length strings (vlen-utf8) and bytes (vlen-bytes), and "
+                                 "fixed-size types")
+        filters = filters[1:]
     notes: list[str] = []
     try:
-        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes)
+        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes, object_codec)
     except (ValueError, TypeError, KeyError) as e:
         raise NotExpressible(f"{where}: zarr has no v3 form of data type {zarray['dtype']} with "
                              f"fill value {zarray.get('fill_value')} ({e})") from None
@@ -380,7 +392,9 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         before.append("order F")
     current = dtype
     on_bytes: list[dict[str, Any]] = []  # filters that zarr v3 runs after the bytes codec
-    for config in zarray.get("filters") or []:
+    if object_codec is not None:
+        before.append(object_codec)
+    for config in filters:
         if not isinstance(config, dict):
             raise ToolError(f"{where}: .zarray has a filter that is not a JSON object: {config!r}")
         before.append(str(config.get("id")))
@@ -396,19 +410,20 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         for codec in mapped:
             if works_on_bytes(codec):
                 on_bytes.append(codec)
-            elif on_bytes:
+            elif on_bytes or object_codec is not None:
                 raise NotExpressible(f"{where}: the filter {config.get('id')} comes after "
-                                     f"{on_bytes[-1]['name'].removeprefix('numcodecs.')}, which "
-                                     "works on bytes: zarr v3 runs every array filter before the "
-                                     "bytes codec, so no v3 codec chain reads these chunks")
+                                     f"{(on_bytes[-1]['name'] if on_bytes else object_codec).removeprefix('numcodecs.')}, "
+                                     "which works on bytes: zarr v3 runs every array filter before "
+                                     "the codec that makes bytes, so no v3 codec chain reads these chunks")
             else:
                 codecs.append(codec)
-    codecs.append(_bytes_codec(current))
+    codecs.append({"name": object_codec} if object_codec is not None else _bytes_codec(current))
     codecs.extend(on_bytes)
     compressor = zarray.get("compressor")
     if compressor:
         before.append(str(compressor.get("id")))
-        codecs.append(compressor_codec(compressor, current.itemsize))
+        # (the values of an object array reach the compressor as bytes: numcodecs' typesize 1)
+        codecs.append(compressor_codec(compressor, 1 if object_codec else current.itemsize))
     attributes = {k: v for k, v in attrs.items() if k != _DIMENSIONS}
     if _DIMENSIONS in attrs and zarray.get("fill_value") is not None and "_FillValue" not in attrs:
         # xarray masks a v2 array's fill value, but reads a v3 array's from this attribute

@@ -77,7 +77,7 @@ def candidate(location: Location, plan: ArrayPlan, *, writable: bool = False) ->
 def _memory_array(metadata: dict[str, Any]) -> Any:
     """A zarr array with ``metadata`` in memory (nothing on disk), open for writing."""
     import zarr
-    from zarr.core.buffer import cpu
+    from zarr.buffer import cpu
     from zarr.storage import MemoryStore
 
     store = MemoryStore(store_dict={"zarr.json": cpu.Buffer.from_bytes(_doc(metadata))})

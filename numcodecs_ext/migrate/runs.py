@@ -163,12 +163,32 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
 
 
+def _variable(a: np.ndarray) -> bool:
+    """Whether ``a`` holds variable-length values (strings, bytes): compared value by value."""
+    return a.dtype.kind in "OT"
+
+
+def _equal_items(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which values of two arrays of variable-length values are equal, of the same type."""
+    return np.fromiter((x == y and type(x) is type(y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist())),
+                       bool, count=a.size)
+
+
+def _same_type(a: np.ndarray, b: np.ndarray) -> bool:
+    if _variable(a) or _variable(b):
+        return a.dtype == b.dtype
+    return a.dtype.newbyteorder("=") == b.dtype.newbyteorder("=")
+
+
 def same_values(a: Any, b: Any) -> bool:
     """Equal shapes, equal data types (byte order aside) and equal values bit for bit: NaN
-    payloads and -0.0 included, NaT equal to NaT."""
+    payloads and -0.0 included, NaT equal to NaT; strings and bytes of variable length equal
+    value for value."""
     a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
+    if a.shape != b.shape or not _same_type(a, b):
         return False
+    if _variable(a):
+        return bool(_equal_items(a, b).all())
     return bool(np.array_equal(_bits(a), _bits(b)))
 
 
@@ -177,12 +197,13 @@ def differences(want: Any, got: Any) -> str:
     want, got = np.asarray(want), np.asarray(got)
     if want.shape != got.shape:
         return f"shape {list(got.shape)} instead of {list(want.shape)}"
-    if want.dtype.newbyteorder("=") != got.dtype.newbyteorder("="):
-        return f"data type {got.dtype.name} instead of {want.dtype.name}"
-    size = max(want.itemsize, 1)
-    a = _bits(want).reshape(-1, size)
-    b = _bits(got).reshape(-1, size)
-    differ = np.flatnonzero((a != b).any(axis=1))
+    if not _same_type(want, got):
+        return f"data type {got.dtype} instead of {want.dtype}"
+    if _variable(want):
+        differ = np.flatnonzero(~_equal_items(want, got))
+    else:
+        size = max(want.itemsize, 1)
+        differ = np.flatnonzero((_bits(want).reshape(-1, size) != _bits(got).reshape(-1, size)).any(axis=1))
     first = np.unravel_index(int(differ[0]), want.shape) if want.shape else ()
     where = "[" + ", ".join(str(int(i)) for i in first) + "]"
     return (f"{len(differ)} of {want.size} values differ, the first at {where}: "
