@@ -351,6 +351,7 @@ def test_normalize_leaves_an_array_whose_chunks_cannot_be_read(tmp_path: Path, c
     (["--nan-code", ""], "give an integer code"),
     (["--nan-code", "t=1.5"], "give an integer code"),
     (["--nan-code", "1", "--nan-code", "2"], "given twice"),
+    (["--nan-code", "=1"], "has no array / (its root); its arrays are"),
     (["--finish", "--rewrite"], "no migration options"),
     (["--finish", "--no-verify"], "cannot skip that"),
 ])
@@ -453,3 +454,16 @@ def test_a_source_changed_since_the_interrupted_run_is_not_trusted(tmp_path: Pat
     with quiet():
         got = zarr.open_array(str(dst / "a"), mode="r", zarr_format=3)[:]
     assert same(got, np.concatenate([np.arange(10) * 7, np.arange(10, 40)]).astype("<i4"))
+
+
+def test_a_destination_that_cannot_be_made_is_a_usage_error(store, tmp_path: Path, capsys) -> None:
+    """A destination below a file, or a link to nowhere, exited 1 with a bare errno text."""
+    src, _ = store
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    for dst, words in ((tmp_path / "afile" / "x.zarr", "afile is a file"),
+                       (tmp_path / "dangling", "a link to")):
+        assert main(["migrate", str(src), str(dst), "-q"]) == 2, dst
+        err = capsys.readouterr().err
+        assert words in err and "Errno" not in err and "Traceback" not in err, err
+    assert not (tmp_path / "nowhere").exists()

@@ -170,7 +170,9 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
     for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
         if unknown:
-            raise UsageError(f"{option}: {location} has no array {', '.join(sorted(unknown))}")
+            raise UsageError(f"{option}: {location} has no array "
+                             f"{', '.join(p or '/ (its root)' for p in sorted(unknown))}; its arrays are "
+                             f"{', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
     report = NormalizeReport(dry_run=dry_run)
     todo: list[tuple[NormalizePlan, ArrayPlan, dict[str, Any]]] = []
     for path in sorted(index.arrays):

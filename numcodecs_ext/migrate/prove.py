@@ -293,7 +293,7 @@ def plan_store(src: Any, *, match: str = "decode", wrap: bool = False, keep_numc
     for table, option in ((nan_code, "--nan-code"), (fill_code, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
         if unknown:
-            raise UsageError(f"{option}: {location} has no array {', '.join(sorted(unknown))}; its "
+            raise UsageError(f"{option}: {location} has no array {', '.join(p or '/ (its root)' for p in sorted(unknown))}; its "
                              f"arrays are {', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
     for path in sorted(index.arrays):
         plan = array_metadata(index, path, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs)

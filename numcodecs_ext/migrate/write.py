@@ -91,6 +91,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
     """Look at ``dst`` before writing: absent or empty (a fresh start), or an interrupted run of
     this tool (resumed); anything else is refused with what to do (UsageError)."""
     if not dst.exists():
+        _check_creatable(dst)
         return Destination(dst, {}, None, None)
     if not dst.isdir():
         raise UsageError(f"{dst}: exists and is a file; migrate writes a new store (a directory)")
@@ -149,6 +150,23 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
             dst.remove(key)
         listing = {k: v for k, v in listing.items() if k not in written}
     return Destination(dst, listing, journal, message)
+
+
+def _check_creatable(dst: Location) -> None:
+    """UsageError if the local folder ``dst`` (which does not exist) cannot be made: a link to
+    nowhere, or a file where one of its parents should be."""
+    if not dst.is_local:
+        return
+    import os
+
+    if os.path.islink(dst.root):
+        raise UsageError(f"{dst}: is a link to {os.readlink(dst.root)}, which does not exist; give "
+                         "the destination itself, or a folder that does not exist yet")
+    parent = os.path.dirname(dst.root)
+    while parent and not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise UsageError(f"{dst}: cannot be made: {parent} is a file")
 
 
 def _is_temporary(key: str) -> bool:
