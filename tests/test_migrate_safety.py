@@ -467,3 +467,30 @@ def test_a_destination_that_cannot_be_made_is_a_usage_error(store, tmp_path: Pat
         err = capsys.readouterr().err
         assert words in err and "Errno" not in err and "Traceback" not in err, err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_dry_run_writes_nothing_into_an_interrupted_destination(store, monkeypatch, capsys) -> None:
+    """A run interrupted while it wrote the metadata, then a dry run with other options: the
+    dry run says what a real run would do, and removes nothing (it removed the metadata)."""
+    src, want = store
+    dst = src.parent / "v3.zarr"
+    real, count = Location.write, {"n": 0}
+
+    def write(self, key, data):
+        if key.endswith("zarr.json"):
+            count["n"] += 1
+            if count["n"] > 2:
+                raise Interrupt
+        return real(self, key, data)
+
+    monkeypatch.setattr(Location, "write", write)
+    with pytest.raises(Interrupt):
+        migrate(src, dst)
+    monkeypatch.undo()
+    before = hashes(dst)
+    assert len([k for k in before if k.endswith("zarr.json")]) == 2
+    assert main(["migrate", str(src), str(dst), "--dry-run", "--wrap", "-q"]) == 0
+    assert "interrupted migration of another plan" in capsys.readouterr().err
+    assert hashes(dst) == before
+    assert main(["migrate", str(src), str(dst), "--wrap", "-q"]) == 0  # the real run redoes it all
+    assert check_complete_or_absent(dst, want) == "complete"

@@ -79,17 +79,27 @@ class Destination:
     """What the destination holds before the run: nothing, or an interrupted migration to resume."""
 
     def __init__(self, location: Location, listing: dict[str, int], journal: Journal | None,
-                 message: str | None) -> None:
+                 message: str | None, stale: list[str] | None = None) -> None:
         self.location = location
         self.listing = listing
         self.journal = journal
         self.message = message
+        self.stale = stale or []  # metadata of another plan, removed (root first) before writing
+
+    def clear_stale(self) -> None:
+        """Remove the metadata an interrupted run of another plan wrote: the root first, so that
+        nothing claims the old plan at any moment."""
+        for key in self.stale:
+            self.location.remove(key)
+            self.listing.pop(key, None)
+        self.stale = []
 
 
 def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan,
                         source: Location) -> Destination:
     """Look at ``dst`` before writing: absent or empty (a fresh start), or an interrupted run of
-    this tool (resumed); anything else is refused with what to do (UsageError)."""
+    this tool (resumed); anything else is refused with what to do (UsageError). Nothing is
+    changed here (a dry run calls it too): what must go is in ``stale``."""
     if not dst.exists():
         _check_creatable(dst)
         return Destination(dst, {}, None, None)
@@ -145,11 +155,8 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
         raise UsageError(f"{dst}: holds metadata that this migration would not write "
                          f"({', '.join(sorted(differ))}): it was changed after the interrupted "
                          f"run; remove {dst} and run again")
-    if not same and written:
-        for key in reversed(commit_order(written)):  # the root first: nothing claims the old plan
-            dst.remove(key)
-        listing = {k: v for k, v in listing.items() if k not in written}
-    return Destination(dst, listing, journal, message)
+    stale = list(reversed(commit_order(written))) if not same else []
+    return Destination(dst, listing, journal, message, stale)
 
 
 def _check_creatable(dst: Location) -> None:
@@ -199,6 +206,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     resuming = state.journal is not None
     if state.message:
         report.notes.append(state.message)
+    state.clear_stale()
     journal.save(dst)  # before any chunk: the destination is ours, and resumable
     docs = _documents(report)
     staged = _Recording(dst, _staged=dict(docs))
