@@ -283,3 +283,33 @@ def test_one_array_without_a_free_code_is_left_and_the_others_are_normalized(tmp
     assert meta["codecs"][2]["configuration"]["scalar_map"] == {"encode": [["NaN", 65535]],
                                                                 "decode": [[65535, "NaN"]]}
     assert same(_read(root / "good"), good)
+
+
+def test_a_sharded_array_gets_its_nan_code_too(tmp_path: Path) -> None:
+    """The codes of a sharded array are read through the sharding codec: its inner chain cut
+    down to the stored integers (they could not be told apart, and the array was left)."""
+    root = tmp_path / "s.zarr"
+    values = np.linspace(250, 300, 64).astype("f4")
+    values[3] = np.nan
+    with quiet():
+        z = zarr.create_array(str(root), shape=(64,), chunks=(8,), shards=(32,), dtype="f4",
+                              fill_value=float("nan"),
+                              filters=[FixedScaleOffset(offset=250, scale=100, dtype="<f4", astype="<u2")])
+        z[:40] = values[:40]  # NaN written as numcodecs casts it (code 0 here), the rest missing
+        before = z[:]
+    codes = np.round((values[36:40] - 250) * 100).astype("u2")  # what the last shard holds
+    doc = (root / "zarr.json").read_bytes()
+    with pytest.raises(UsageError, match=f"holds the code {codes[-1]} in its stored chunks"):
+        normalize(root, nan_code=int(codes[-1]))  # the scan reads every shard
+    assert (root / "zarr.json").read_bytes() == doc
+    report = normalize(root, nan_code="auto")
+    assert not report.left, report.left[0].left if report.left else None
+    assert "code 65535" in report.changed[0].notes[0]
+    inner = json.loads((root / "zarr.json").read_text())["codecs"][0]["configuration"]["codecs"]
+    assert inner[2]["configuration"]["scalar_map"] == {"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}
+    assert same(_read(root), before)
+    with quiet():
+        a = zarr.open_array(str(root), mode="r+")
+        a[50] = np.nan
+        a[51] = 260.0
+        assert np.isnan(a[50]) and a[51] == np.float32(260.0) and same(a[:40], before[:40])

@@ -224,16 +224,18 @@ def mapped_codes(metadata: dict[str, Any], where: tuple[int, ...], index: int) -
 def codes_metadata(metadata: dict[str, Any], where: tuple[int, ...], index: int) -> dict[str, Any] | None:
     """Metadata that reads the stored integers themselves (what the ``cast_value`` at ``index``
     writes): the value codecs before it dropped, the moves (transpose) kept, or None where a
-    codec before it changes more than values."""
+    codec before it changes more than values. In a sharded array (``where``: the sharding
+    codec), the codecs before the sharding codec must be moves only."""
     chain = chain_at(metadata, where)
     before = chain[:index]
     if any(c.get("name") not in (*_VALUE_CODECS, *_SHAPE_CODECS, "bitround") for c in before):
         return None
+    outer = metadata["codecs"][:where[0]] if where else []
+    if len(where) > 1 or any(c.get("name") not in _SHAPE_CODECS for c in outer):
+        return None  # the outer codecs would see the integers where they expect the array's type
     target = v3_dtype_from_json((chain[index].get("configuration") or {}).get("data_type"))
     kept = [c for c in before if c.get("name") in _SHAPE_CODECS] + chain[index + 1:]
     out = _with_chain(metadata, where, kept)
-    if where:  # a sharded array: the outer codecs see the array's type
-        return None
     out.update({"data_type": dtype_name(target), "fill_value": 0, "attributes": {}})
     return out
 
@@ -347,7 +349,7 @@ def scan_codes(view: Any, present: Iterable[str] | dict[str, int], *, asked: Ite
     use = new_use(dtype, asked)
     keys = set(present)
     prefix = f"{view.path}/" if view.path else ""
-    chunks = list(array.chunks)
+    chunks = list(array.shards or array.chunks)  # what the stored keys name: shards, if any
     shape = list(array.shape)
     for _, sel in runs(shape, chunks, itemsize=dtype.itemsize):
         coords = list(chunk_coords(sel, chunks))
