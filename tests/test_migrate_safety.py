@@ -494,3 +494,24 @@ def test_a_dry_run_writes_nothing_into_an_interrupted_destination(store, monkeyp
     assert hashes(dst) == before
     assert main(["migrate", str(src), str(dst), "--wrap", "-q"]) == 0  # the real run redoes it all
     assert check_complete_or_absent(dst, want) == "complete"
+
+
+def test_the_source_stamps_see_a_rewrite_on_fsspec_stores_too(tmp_path: Path) -> None:
+    """What a resumed run trusts on object stores: the listing's ETag, generation or time (the
+    memory filesystem has its creation time), never the size alone."""
+    import time
+
+    from numcodecs_ext.migrate.journal import source_stamps
+
+    root = f"memory://stamps-{os.getpid()}-{tmp_path.name}"
+    location = Location.parse(root)
+    try:
+        location.write("a/0", b"abc")
+        before = source_stamps(location, ["a/0"])
+        assert before is not None and before == source_stamps(location, ["a/0"])
+        time.sleep(0.01)  # (the memory filesystem's clock: a new object is a later one)
+        location.write("a/0", b"xyz")
+        assert source_stamps(location, ["a/0"]) != before
+        assert source_stamps(location, ["a/1"]) != source_stamps(location, ["a/0"])  # gone
+    finally:
+        location.fs.rm(location.root, recursive=True)

@@ -65,7 +65,7 @@ def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verif
     parts = {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
              "groups": [[g.path, g.metadata] for g in report.groups],
              "rewrite": rewrite_all, "verify": verify,
-             "stamps": plan_digest(sorted(stamps.items())) if stamps is not None else None}
+             "stamps": stamps}
     return RunPlan(plan_digest(parts), stamps is not None)
 
 
