@@ -487,7 +487,7 @@ def test_variable_length_strings_and_bytes_migrate(tmp_path: Path) -> None:
     assert plans["station"]["data_type"] == "string"
     assert [c["name"] for c in plans["station"]["codecs"]] == ["vlen-utf8", "blosc"]
     assert plans["extra/raw"]["data_type"] == "variable_length_bytes"
-    assert [c["name"] for c in plans["extra/raw"]["codecs"]][0] == "vlen-bytes"
+    assert plans["extra/raw"]["codecs"][0]["name"] == "vlen-bytes"
     w = _quiet()
     try:
         after = xr.open_zarr(dst, consolidated=False, zarr_format=3).load()

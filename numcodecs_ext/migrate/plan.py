@@ -58,7 +58,8 @@ def read_json(location: Location, key: str) -> Any:
         raise ToolError(f"{location.child(key)}: cannot be read ({e.strerror or e})") from None
 
 
-def _join(path: str, name: str) -> str:
+def key_in(path: str, name: str) -> str:
+    """The key of the document or chunk ``name`` of the node at ``path`` ("" is the root)."""
     return f"{path}/{name}" if path else name
 
 
@@ -71,7 +72,7 @@ class GroupPlan:
 
     @property
     def key(self) -> str:
-        return _join(self.path, "zarr.json")
+        return key_in(self.path, "zarr.json")
 
 
 @dataclass
@@ -91,7 +92,7 @@ class ArrayPlan:
 
     @property
     def key(self) -> str:
-        return _join(self.path, "zarr.json")
+        return key_in(self.path, "zarr.json")
 
     @property
     def name(self) -> str:
@@ -208,7 +209,7 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
     patterns: dict[str, tuple[int, str, str]] = {}
     if v3_arrays:
         for node in sorted(index.v3):
-            doc = read_json(location, _join(node, "zarr.json"))
+            doc = read_json(location, key_in(node, "zarr.json"))
             if isinstance(doc, dict) and doc.get("node_type") == "array":
                 index.arrays[node] = doc
                 pattern = _v3_chunk_pattern(doc)
@@ -218,7 +219,7 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
                 index.groups.append(node)
     else:
         for path in index.arrays:
-            zarray = read_json(location, _join(path, ".zarray"))
+            zarray = read_json(location, key_in(path, ".zarray"))
             index.arrays[path] = zarray
             shape = zarray.get("shape") if isinstance(zarray, dict) else None
             separator = (zarray.get("dimension_separator") if isinstance(zarray, dict) else None) or "."
@@ -307,10 +308,10 @@ def _v2_dtype(spec: Any, where: str) -> np.dtype:
         if not isinstance(value, list):
             return value
         out = []
-        for field in value:
-            if not isinstance(field, list) or len(field) not in (2, 3):
+        for entry in value:
+            if not isinstance(entry, list) or len(entry) not in (2, 3):
                 return value  # (numpy says what is wrong)
-            name, kind, *shape = field
+            name, kind, *shape = entry
             out.append((name, numpy_form(kind), *(tuple(s) if isinstance(s, list) else s for s in shape)))
         return out
 
@@ -334,7 +335,7 @@ def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
 
 
 def _attributes(location: Location, path: str, index: StoreIndex) -> dict[str, Any]:
-    key = _join(path, ".zattrs")
+    key = key_in(path, ".zattrs")
     if key not in index.v2_files:
         return {}
     attrs = read_json(location, key)

@@ -20,9 +20,9 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.storage import Location
 from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
-                    existing_code, mapped_codes, new_use, scan_codes, with_code)
+                    existing_code, mapped_codes, scan_codes, with_code)
 from .filters import NotExpressible
-from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, v2_nodes
+from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, key_in, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
 from .text import error, number, plain
 
@@ -59,10 +59,6 @@ class MigrationReport:
         lines.append(f"{len(self.arrays)} arrays ({kept} keep their chunks, "
                      f"{len(self.arrays) - kept} rewritten), {len(self.groups)} groups")
         return "\n".join(lines)
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}/{name}" if path else name
 
 
 def _doc(metadata: dict[str, Any]) -> bytes:
@@ -203,7 +199,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
             continue
         if plan.zarray is not None:  # the v2 chunks, read as v2 down to the codes
             zarray = codes_zarray(plan.zarray)
-            view = View(location, plan.path, 2, {_join(plan.path, ".zarray"): json.dumps(zarray).encode()}) \
+            view = View(location, plan.path, 2, {key_in(plan.path, ".zarray"): json.dumps(zarray).encode()}) \
                 if zarray is not None else None
         else:
             view_meta = codes_metadata(plan.metadata, where, index)

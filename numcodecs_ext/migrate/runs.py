@@ -198,7 +198,7 @@ def differences(want: Any, got: Any) -> str:
     if want.shape != got.shape:
         return f"shape {list(got.shape)} instead of {list(want.shape)}"
     if not _same_type(want, got):
-        return f"data type {got.dtype} instead of {want.dtype}"
+        return f"data type {got.dtype.name} instead of {want.dtype.name}"
     if _variable(want):
         differ = np.flatnonzero(~_equal_items(want, got))
     else:

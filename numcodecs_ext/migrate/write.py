@@ -21,7 +21,7 @@ from ..tools.progress import Progress
 from ..tools.staging import StagedStore, commit_order, is_metadata_key
 from ..tools.storage import Location
 from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
-from .plan import ArrayPlan, index_store
+from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, candidate, open_source, write_refused
 from .runs import View, chunk_coords, compare_run, quiet, runs, values_in
 from .text import error, region
@@ -107,7 +107,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
         raise UsageError(f"{dst}: exists and is a file; migrate writes a new store (a directory)")
     index = index_store(dst, v2=False)
     listing = dict(index.location.walk().files)
-    if all(_is_temporary(k) for k in listing) and not index.problems:
+    if all(is_temporary(k) for k in listing) and not index.problems:
         # empty, or only what a run killed while writing its journal left: a fresh start
         return Destination(dst, listing, None, None)
     if not index.journal:
@@ -124,7 +124,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
     docs = _documents(report)
     strays = []
     for key in listing:
-        if key == JOURNAL or _is_temporary(key):
+        if key == JOURNAL or is_temporary(key):
             continue
         if is_metadata_key(key):
             if key not in docs:
@@ -174,12 +174,6 @@ def _check_creatable(dst: Location) -> None:
         parent = os.path.dirname(parent)
     if os.path.exists(parent) and not os.path.isdir(parent):
         raise UsageError(f"{dst}: cannot be made: {parent} is a file")
-
-
-def _is_temporary(key: str) -> bool:
-    from .plan import is_temporary
-
-    return is_temporary(key)
 
 
 def _array_of(key: str, planned: dict[str, ArrayPlan]) -> ArrayPlan | None:
@@ -246,7 +240,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                           "now")
     staged.commit()  # flush the chunks, then arrays, groups deepest first, the root last
     for key in state.listing:
-        if _is_temporary(key):
+        if is_temporary(key):
             dst.remove(key)
     dst.remove(JOURNAL)
     report.verified = verify
