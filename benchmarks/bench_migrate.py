@@ -165,12 +165,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def run(quick: bool = False) -> None:
-    """The runner's entry point (``benchmarks/run.py``); ``quick``: one 0.05 GB store."""
-    status = main(["0.05"] if quick else [])
-    if status:
-        raise SystemExit(status)
-
-
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -41,7 +41,6 @@ import json
 import math
 import re
 import shutil
-import struct
 import sys
 import time
 import traceback

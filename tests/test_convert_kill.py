@@ -25,7 +25,6 @@ import numpy as np
 import pytest
 import zarr
 
-from cf_files import write_variable
 
 xr = pytest.importorskip("xarray")
 netCDF4 = pytest.importorskip("netCDF4")

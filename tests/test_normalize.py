@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numcodecs
 import numpy as np
 import pytest
 import zarr

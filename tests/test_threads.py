@@ -12,7 +12,6 @@ from zarr.core import sync
 from zarr.storage import MemoryStore
 
 from numcodecs_ext import zarr3
-from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.transpose import Transpose
 from numcodecs_ext.codecs.zfp import Zfp
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
