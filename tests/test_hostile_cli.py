@@ -302,16 +302,8 @@ _CONVERT_DST = "cf (convert): an existing or impossible DST is status 1, not 2"
 _CONVERT_CHUNKS = "cf (convert): a malformed --chunks is status 1, not 2"
 _STORE_PATH = "store (migrate/normalize): SRC not parsed by Location: says 'not a directory' / 'not a zarr v3 store'"
 XFAIL: dict[str, str] = {
-    "suggest a file as store": "suggest: a text file gives xarray's 'did not find a match in any of xarray's "
-                               "IO backends', not what is wrong with it",
-    "suggest an empty path": "suggest: '' is taken for the current directory",
-    "suggest an unknown URL scheme": "suggest: says 'does not exist' instead of the unknown scheme",
     "suggest s3:// without s3fs": "suggest: says 'does not exist' instead of 'pip install s3fs'",
-    "suggest a truncated zip store": "suggest: a truncated .zip gives xarray's 'did not find a match in any of "
-                                     "xarray's IO backends', not what is wrong with it",
     "suggest shape 2**62 x 2**62": "suggest: unexpected MemoryError on an array whose metadata claims 2**124 values",
-    "suggest a truncated netCDF": "suggest: a truncated file is status 2 (NetCDF: HDF error), not 1 (corrupt data)",
-    "suggest a corrupt chunk": "suggest: unexpected RuntimeError (Zstd decompression error) on a corrupt chunk",
     "convert missing file": _CONVERT_SRC,
     "convert a directory as file": _CONVERT_SRC + " (issue 24: it is a directory)",
     "convert a link loop": _CONVERT_SRC,
