@@ -52,11 +52,17 @@ def _same_attr(a: Any, b: Any) -> bool:
     )
 
 
-def _same_time_encoding(key: str, a: Any, b: Any) -> bool:
+def _same_time_encoding(key: str, a: Any, b: Any, datetime64: bool = False) -> bool:
     """Time units and calendars as CF reads them: xarray's encoder may write "days since 1900-01-01"
-    for "days since 1900-1-1", or "standard" for "gregorian"; the same units and instant are equal."""
+    for "days since 1900-1-1", or "standard" for "gregorian"; the same units and instant are equal.
+    An absent calendar is CF's default, "standard"; and xarray's ``to_zarr`` always writes one,
+    "proleptic_gregorian" for datetime64 values, which xarray decodes only where the two calendars
+    agree (a standard-calendar date before 1582-10-15 decodes to a cftime object instead)."""
     if a == b:
         return True
+    if key == "calendar" and datetime64:
+        same = {None, "standard", "gregorian", "proleptic_gregorian"}
+        return (a.lower() if isinstance(a, str) else a) in same and (b.lower() if isinstance(b, str) else b) in same
     if not isinstance(a, str) or not isinstance(b, str):
         return False
     if key == "calendar":
@@ -142,7 +148,7 @@ def compare(src: Any, out: Any, packed: dict[str, Any], prefix: str, dims: bool 
         if a.dtype.kind in "mMO":
             for key in ("units", "calendar"):
                 ea, eb = a.encoding.get(key), b.encoding.get(key)
-                if not _same_time_encoding(key, ea, eb):
+                if not _same_time_encoding(key, ea, eb, datetime64=a.dtype.kind == "M"):
                     differ(
                         (name, "encoding", key),
                         f"{path}: time {key} {ea!r} in the original, {eb!r} in the store",

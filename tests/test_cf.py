@@ -113,17 +113,23 @@ def test_xarrays_decoded_values_encode_back_to_the_same_integers():
         assert (cv.encode(so.encode(_cf_decoded(q, attrs))) == q).all(), (sf, ao)
 
 
-def test_unsigned_missing_values_and_the_way_back():
+def test_unsigned_missing_values_as_xarray_reads_them_and_the_way_back():
+    # xarray reads _FillValue with the variable's bits (int8 -1 is uint8 255) but compares
+    # missing_value with the unsigned data as it is: uint8(254) marks 254, int16(-2) and 300 mark
+    # nothing (no uint8 code equals them); the report says so
     attrs = {"scale_factor": F32(0.5), "_Unsigned": "true", "_FillValue": np.int8(-1),
              "missing_value": np.array([-2, 300], dtype="int16")}
     p = packing_from_attrs("int8", attrs)
-    assert p.packed == np.uint8 and p.missing == (255, 254)  # 300 cannot occur in int8 data
+    assert p.packed == np.uint8 and p.missing == (255,)
+    assert any("-2" in n and "marks nothing" in n for n in p.notes)
     q = np.array([0, 1, 254, 255, 128], dtype="uint8")
+    np.testing.assert_array_equal(_codec_decoded(p, q), [0, 0.5, 127, np.nan, 64])
+    np.testing.assert_array_equal(_cf_decoded(q.view("int8"), attrs), [0, 0.5, 127, np.nan, 64])
+    unsigned_mv = dict(attrs, missing_value=np.uint8(254))  # typed unsigned: marks 254
+    p = packing_from_attrs("int8", unsigned_mv)
+    assert p.missing == (255, 254)
     np.testing.assert_array_equal(_codec_decoded(p, q), [0, 0.5, np.nan, np.nan, 64])
-    # xarray agrees on _FillValue; it leaves missing_value signed under _Unsigned (so -2 never
-    # matches), where CF states every such attribute in the packed type: we follow CF
-    cf = _cf_decoded(q.view("int8"), {k: v for k, v in attrs.items() if k != "missing_value"})
-    np.testing.assert_array_equal(cf, [0, 0.5, 127, np.nan, 64])
+    np.testing.assert_array_equal(_cf_decoded(q.view("int8"), unsigned_mv), [0, 0.5, np.nan, np.nan, 64])
     back = packing_from_codecs(p.unpacked, p.codecs())
     assert back == p
     a = back.attrs()
@@ -132,9 +138,16 @@ def test_unsigned_missing_values_and_the_way_back():
 
 def test_nothing_to_pack_and_bad_attributes():
     assert packing_from_attrs("int16", {"units": "K"}) is None
-    assert packing_from_attrs("float32", {"scale_factor": 2.0, "_FillValue": 1e20}) is None
-    only_fill = packing_from_attrs("int16", {"_FillValue": -999})
-    assert [c["name"] for c in only_fill.codecs()] == ["cast_value"]
+    # only missing values: a count, not a packing (it stays an integer; CF masking reads it)
+    assert packing_from_attrs("int16", {"_FillValue": -999}) is None
+    assert packing_from_attrs("float32", {"_FillValue": 1e20}) is None
+    # float data with a scale_factor is a packing of the floats (decoded in the scale's type)
+    fp = packing_from_attrs("float32", {"scale_factor": 2.0, "_FillValue": 1e20})
+    assert fp.packed == np.float32 and fp.unpacked == np.float64 and fp.missing == ()
+    assert fp.notes and "marks nothing" in fp.notes[0]  # 1e20 is no float32 value
+    # a fill value no code can equal marks nothing, as in xarray: converted, with a note
+    odd = packing_from_attrs("int16", {"scale_factor": F32(0.5), "_FillValue": 1.5, "missing_value": np.nan})
+    assert odd.missing == () and len(odd.notes) == 2
     for attrs, word in [
         ({"scale_factor": 0.0}, "scale_factor"),
         ({"scale_factor": np.nan}, "scale_factor"),
@@ -142,7 +155,7 @@ def test_nothing_to_pack_and_bad_attributes():
         ({"scale_factor": "0.1"}, "scale_factor"),
         ({"scale_factor": [0.1, 0.2]}, "scale_factor"),
         ({"scale_factor": F32(1e-45)}, "reciprocal"),
-        ({"_FillValue": 1.5}, "_FillValue"),
+        ({"scale_factor": np.int16(2)}, "not to floats"),
     ]:
         with pytest.raises(ValueError, match=word):
             packing_from_attrs("int16", attrs)
@@ -180,10 +193,13 @@ def _packed_file(path):
 
 
 def _chunk_ints(store, name, key, dtype, shape, zarr_format):
-    """The stored integers of one chunk, read from its bytes (zstd, as zarr writes by default)."""
+    """The stored integers of one chunk, read from its bytes with the compressor its metadata names."""
     raw = (store / name / key).read_bytes()
-    codec = numcodecs.Zstd() if zarr_format == 3 else numcodecs.get_codec(
-        json.loads((store / name / ".zarray").read_text())["compressor"])
+    if zarr_format == 3:
+        last = json.loads((store / name / "zarr.json").read_text())["codecs"][-1]
+        codec = {"blosc": numcodecs.Blosc, "zstd": numcodecs.Zstd, "gzip": numcodecs.GZip}[last["name"]]()
+    else:
+        codec = numcodecs.get_codec(json.loads((store / name / ".zarray").read_text())["compressor"])
     return np.frombuffer(codec.decode(raw), dtype=dtype).reshape(shape)
 
 
@@ -228,13 +244,17 @@ def test_convert_refuses_bad_input_clearly(tmp_path, capsys):
     src = tmp_path / "in.nc"
     _packed_file(src)
     (tmp_path / "exists.zarr").mkdir()
-    assert main(["convert", str(src), str(tmp_path / "exists.zarr"), "--quiet"]) == 1
+    (tmp_path / "exists.zarr" / "zarr.json").write_text("{}")
+    assert main(["convert", str(src), str(tmp_path / "exists.zarr"), "--quiet"]) == 2
     assert "exists" in capsys.readouterr().err
-    assert main(["convert", str(tmp_path / "missing.nc"), str(tmp_path / "o.zarr"), "--quiet"]) == 1
-    assert "no such file" in capsys.readouterr().err
+    assert main(["convert", str(tmp_path / "missing.nc"), str(tmp_path / "o.zarr"), "--quiet"]) == 2
+    assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "o.zarr").exists()
-    assert main(["convert", str(src), str(tmp_path / "o.zarr"), "--chunks", "time=0", "--quiet"]) == 1
+    assert main(["convert", str(src), str(tmp_path / "o.zarr"), "--chunks", "time=0", "--quiet"]) == 2
     assert "--chunks" in capsys.readouterr().err
+    # an empty directory is a new store
+    (tmp_path / "empty.zarr").mkdir()
+    assert main(["convert", str(src), str(tmp_path / "empty.zarr"), "--quiet"]) == 0
 
 
 @pytest.mark.parametrize("zarr_format", [3, 2])
@@ -304,21 +324,28 @@ def test_convert_every_group_and_scalar_variables(tmp_path):
     assert zarr.open_array(dst / "sub" / "w").metadata.to_dict()["codecs"][0]["name"] == "scale_offset"
 
 
-def test_convert_refuses_a_bad_attribute_before_writing_anything(tmp_path, capsys):
+def test_convert_stores_what_xarray_decodes_where_the_codecs_cannot_say_it(tmp_path, capsys):
     import netCDF4
 
-    src, dst = tmp_path / "bad.nc", tmp_path / "bad.zarr"
+    src, dst = tmp_path / "odd.nc", tmp_path / "odd.zarr"
     with netCDF4.Dataset(src, "w") as nc:
         nc.createDimension("x", 2)
         nc.createVariable("ok", "i2", ("x",))[:] = [1, 2]
         sub = nc.createGroup("sub")
         v = sub.createVariable("v", "i2", ("x",))
-        v.scale_factor = np.float32(0)  # no reciprocal: not a packing
+        v.scale_factor = np.float32(0)  # no reciprocal: not a packing; xarray decodes zeros
         v.set_auto_maskandscale(False)
         v[:] = [1, 2]
-    assert main(["convert", str(src), str(dst), "--quiet"]) == 1
-    assert "scale_factor" in capsys.readouterr().err
-    assert not dst.exists()
+        w = sub.createVariable("w", "i2", ("x",))
+        w.scale_factor = np.int16(3)  # xarray decodes int16 (q * 3)
+        w.set_auto_maskandscale(False)
+        w[:] = [1, 2]
+    assert main(["convert", str(src), str(dst)]) == 0
+    out = capsys.readouterr().out
+    assert "sub/v: float32, stored decoded" in out and "scale_factor=0.0 (float32)" in out
+    assert "sub/w: int16, stored decoded" in out
+    back = xr.open_zarr(dst, group="sub")
+    assert back.v.values.tolist() == [0, 0] and back.w.dtype == np.int16 and back.w.values.tolist() == [3, 6]
     (tmp_path / "text.nc").write_text("not netCDF")
-    assert main(["convert", str(tmp_path / "text.nc"), str(tmp_path / "t.zarr"), "--quiet"]) == 1
-    assert capsys.readouterr().err.startswith("numcodecs-ext convert:")
+    assert main(["convert", str(tmp_path / "text.nc"), str(tmp_path / "t.zarr"), "--quiet"]) == 2
+    assert "not a netCDF file" in capsys.readouterr().err

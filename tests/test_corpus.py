@@ -44,60 +44,11 @@ def _zarr_warning() -> type[Warning]:
     return getattr(zarr.errors, "UnstableSpecificationWarning", UserWarning)
 
 
-def _no_v3_spec(length: int) -> str:
-    return (
-        f"UnstableSpecificationWarning: The data type (NullTerminatedBytes(length={length})) does not have "
-        "a Zarr V3 specification. That means that the representation of arrays saved with this data type "
-        "may change without warning in a future version of Zarr Python. Arrays stored with this data type "
-        "may be unreadable by other Zarr libraries. [convert stores netCDF char arrays as fixed-length bytes]"
-    )
-
-
-_ISFINITE = (
-    "TypeError: ufunc 'isfinite' not supported for the input types, and the inputs could not be safely "
-    "coerced to any supported types according to the casting rule ''safe'' [missing_value is the string "
-    "'-1.e+34f' on an int32 variable; xarray opens the file]"
-)
-
 # (file, "convert" | "zarr_encoding") -> (exception type, the exact current failure [its cause]).
-# Found on main 71e0dc8 with xarray 2026.9.0, netCDF4 1.7.5.1, h5netcdf 1.8.2, zarr 3.1.6 / numcodecs
-# 0.16.6 (Python 3.11) and zarr 3.4.2 / numcodecs 0.17.1 (Python 3.12): the same on both.
-# A fix flips its entry to XPASS, which fails (strict): then delete the entry.
-KNOWN_FAILURES: dict[tuple[str, str], tuple[type[BaseException], str]] = {
-    ("issue1152.nc", "convert"): (TypeError, _ISFINITE),
-    ("issue1152.nc", "zarr_encoding"): (TypeError, _ISFINITE),
-    ("netcdf_dummy_file.nc", "convert"): (_zarr_warning(), _no_v3_spec(64)),
-    ("ref_nctest_64bit_offset.nc", "convert"): (_zarr_warning(), _no_v3_spec(1)),
-    ("rotPole_landAreaFraction.nc", "convert"): (_zarr_warning(), _no_v3_spec(1)),
-    # behind the warning: "ValueError: Broadcasting cannot handle duplicate dimensions, but dimensions
-    # {'D1'} appear more than once on this object's dims: ('D1', 'D1')" (convert's .chunk(dict(zip(dims,
-    # ...)))); xarray's own to_zarr writes such variables (test_zarr_encoding_to_zarr passes)
-    ("ref_nc_test_netcdf4_4_0.nc", "convert"): (_zarr_warning(), _no_v3_spec(1)),
-    ("20171025_2056.Cloud_Top_Height.nc", "zarr_encoding"): (
-        ValueError,
-        (
-            "ValueError: codec 'cast_value': the fill value np.float32(nan) cannot be cast to int16 and back: "
-            "cast_value cannot convert np.float64(nan) from float32 to int16: int16 has no NaN; map it in "
-            "scalar_map [x and y are packed (negative scale_factor for y) without _FillValue: zarr_encoding "
-            "gives _FillValue = decode(0) and no scalar_map, but the zarr array's fill value is NaN]"
-        ),
-    ),
-    ("ubyte.nc", "zarr_encoding"): (
-        AssertionError,
-        (
-            "AssertionError: 1 difference(s); first: [default] /: ub: dtype uint8 in the original, int8 in the "
-            "store [_Unsigned alone is not packing for zarr_encoding; xarray's zarr round trip reads int8]"
-        ),
-    ),
-    ("ascat_20150702_084200_metopa_45145_eps_o_250_2300_ovw.l2.nc", "zarr_encoding"): (
-        ValueError,
-        (
-            "ValueError: variable 'time' is datetime64[ns] with CF packing in its encoding: open the file with CF "
-            "decoding on (xarray's default) so that its values are the unpacked floats [an int32 time with "
-            "_FillValue/missing_value is taken for a packed float]"
-        ),
-    ),
-}
+# A fix flips its entry to XPASS, which fails (strict): then delete the entry. The nine found on
+# main 71e0dc8 (text missing_value, char arrays in v3, _Unsigned counts and packed coordinates
+# through zarr_encoding, int32 times with fill values) are fixed: every file converts.
+KNOWN_FAILURES: dict[tuple[str, str], tuple[type[BaseException], str]] = {}
 
 # More files to run through test_convert and test_zarr_encoding_to_zarr, e.g. ones whose licence
 # keeps them out of fixtures/ (xarray's tutorial eraint_uvz.nc): NUMCODECS_EXT_CORPUS_EXTRA=a.nc:b.nc
@@ -308,15 +259,6 @@ def test_corpus_covers_what_issue_27_asks():
     assert on_disk == {e["file"] for e in ENTRIES}, "every file in fixtures/netcdf/ is described"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "from numcodecs_ext.cf import convert gives the submodule numcodecs_ext.cf.convert, not the function: "
-        "the package's lazy __getattr__ imports the submodule, which rebinds the attribute (a second "
-        "`numcodecs_ext.cf.convert` is the module too)"
-    ),
-)
 def test_numcodecs_ext_cf_convert_is_the_function():
     code = (
         "import numcodecs_ext.cf as cf\nfirst = cf.convert\nfrom numcodecs_ext.cf import convert\n"
@@ -396,6 +338,8 @@ def test_zarr_encoding_to_zarr(entry, tmp_path):
             for name in encoding:
                 var = ds.variables[name]
                 packing = packing_from_attrs(var.encoding["dtype"], var.encoding, unpacked=var.dtype)
+                if packing is None:  # not packed (an _Unsigned count, attributes xarray cannot write)
+                    continue
                 packed[prefix + str(name)] = {"bound": float(packing.decode_difference()), "reported": None}
             ds.to_zarr(
                 dst,

@@ -297,55 +297,7 @@ def catalogue() -> list[Case]:
 
 
 # entries the tools' owners still have to fix (exact reasons; the lead is told which)
-_CONVERT_SRC = "cf (convert): a SRC that is not a readable file says 'no such file' with status 1"
-_CONVERT_DST = "cf (convert): an existing or impossible DST is status 1, not 2"
-_CONVERT_CHUNKS = "cf (convert): a malformed --chunks is status 1, not 2"
-_STORE_PATH = "store (migrate/normalize): SRC not parsed by Location: says 'not a directory' / 'not a zarr v3 store'"
 XFAIL: dict[str, str] = {
-    "suggest s3:// without s3fs": "suggest: says 'does not exist' instead of 'pip install s3fs'",
-    "suggest shape 2**62 x 2**62": "suggest: unexpected MemoryError on an array whose metadata claims 2**124 values",
-    "convert missing file": _CONVERT_SRC,
-    "convert a directory as file": _CONVERT_SRC + " (issue 24: it is a directory)",
-    "convert a link loop": _CONVERT_SRC,
-    "convert a dangling link": _CONVERT_SRC,
-    "convert an empty path": _CONVERT_SRC,
-    "convert an unknown URL scheme": _CONVERT_SRC + " (the scheme is not named)",
-    "convert a path through a file": _CONVERT_SRC,
-    "convert s3:// without s3fs": _CONVERT_SRC + " (not 'pip install s3fs')",
-    "convert to an existing store": _CONVERT_DST,
-    "convert to a file": _CONVERT_DST,
-    "convert to a path through a file": _CONVERT_DST + " ([Errno 20] Not a directory)",
-    "convert onto its source": _CONVERT_DST,
-    "convert to an unknown URL scheme": "cf (convert): writes into a local folder named 'nosuchscheme:' and "
-                                        "reports success",
-    "convert --chunk-mib '0'": "cf (convert): --chunk-mib 0 is accepted (1-byte chunks), not refused at once",
-    "convert --chunk-mib '-1'": "cf (convert): a negative --chunk-mib is accepted, not refused at once",
-    "convert --chunk-mib '-5'": "cf (convert): a negative --chunk-mib is accepted, not refused at once",
-    "convert --chunk-mib '-0'": "cf (convert): --chunk-mib -0 is accepted, not refused at once",
-    "convert --chunk-mib '1e-308'": "cf (convert): --chunk-mib 1e-308 (0 bytes) is accepted, not refused at once",
-    "convert --chunk-mib 'nan'": "cf (convert): --chunk-mib nan is status 1 ('cannot convert float NaN to integer')",
-    "convert --chunk-mib 'inf'": "cf (convert): unexpected OverflowError on --chunk-mib inf",
-    "convert --chunk-mib '1e308'": "cf (convert): unexpected OverflowError on --chunk-mib 1e308",
-    "convert --chunks 'time=0'": _CONVERT_CHUNKS,
-    "convert --chunks 'time=-1'": _CONVERT_CHUNKS,
-    "convert --chunks 'time=1e30'": _CONVERT_CHUNKS,
-    "convert --chunks 'time=abc'": _CONVERT_CHUNKS,
-    "convert --chunks 'time'": _CONVERT_CHUNKS,
-    "convert --chunks 'nosuchdim=5'": "cf (convert): an unknown dimension in --chunks is silently ignored (issue 23)",
-    "convert --chunks '=5'": "cf (convert): an empty dimension name in --chunks is silently ignored",
-    "convert --chunks 'time=2,time=3'": "cf (convert): a dimension given twice in --chunks is silently accepted",
-    "migrate missing store": _STORE_PATH,
-    "migrate an empty path": _STORE_PATH + " ('' is taken for the current directory)",
-    "migrate an unknown URL scheme": _STORE_PATH,
-    "migrate s3:// without s3fs": _STORE_PATH + " (not 'pip install s3fs')",
-    "migrate to an unknown URL scheme": "store (migrate): DST 'nosuchscheme://b/out.zarr' said to exist",
-    "migrate into its source": "store (migrate): DST inside SRC is accepted and written into the source (issue 23)",
-    "normalize missing store": _STORE_PATH,
-    "normalize a file as store": _STORE_PATH,
-    "normalize an empty path": _STORE_PATH + " ('' is taken for the current directory)",
-    "normalize an unknown URL scheme": _STORE_PATH,
-    "normalize a path through a file": _STORE_PATH,
-    "normalize s3:// without s3fs": _STORE_PATH + " (not 'pip install s3fs')",
 }
 
 
@@ -457,9 +409,7 @@ FRESH = [(["bogus"], 2), (["inspect", "nonexist.zarr"], 2), (["suggest", "nonexi
          (["normalize", "nonexist.zarr"], 2), (["demo", "--out", "afile"], 2), (["info", "--bogus"], 2)]
 
 
-@pytest.mark.parametrize(("argv", "status"), [
-    pytest.param(a, s, marks=pytest.mark.xfail(strict=True, reason=_CONVERT_SRC)) if a[0] == "convert" else (a, s)
-    for a, s in FRESH], ids=[" ".join(a) for a, _ in FRESH])
+@pytest.mark.parametrize(("argv", "status"), FRESH, ids=[" ".join(a) for a, _ in FRESH])
 def test_fresh_process(argv: list[str], status: int, tmp_path) -> None:
     (tmp_path / "afile").write_text("x")
     done = subprocess.run([sys.executable, "-W", "error", "-m", "numcodecs_ext", *argv], cwd=tmp_path,

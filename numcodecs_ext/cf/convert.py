@@ -1,339 +1,384 @@
-"""Convert a CF-packed netCDF file into a zarr store whose packed variables use the spec codecs.
+"""Convert a netCDF file into a zarr store whose CF-packed variables use the spec codecs.
 
-Every variable, coordinate and attribute is copied. A packed variable (``scale_factor``,
-``add_offset``, ``_FillValue``/``missing_value`` on an integer type) becomes a float zarr array
-with the filters ``[scale_offset, cast_value]``: its stored integers are exactly the file's, and
-any zarr reader gets the unpacked values (missing ones as NaN) without CF decoding. Other
-variables are stored as they are. Data streams through dask chunk by chunk.
+Every variable, coordinate, group and attribute is copied. A packed variable (``scale_factor`` /
+``add_offset`` on an integer type) becomes a float zarr array with the filters ``[scale_offset,
+cast_value]`` over the file's own integers, so any zarr reader gets the unpacked values (missing
+ones as NaN) without CF decoding; times, counts and flags stay integers with their CF attributes.
+Data streams chunk by chunk; metadata is written last, only after the result has been read back
+and compared with xarray's decoding of the file, value for value. An interrupted or failed run
+leaves no store that opens.
 
 Examples::
 
     numcodecs-ext convert era5.nc era5.zarr
     numcodecs-ext convert era5.nc era5.zarr --chunks time=24,latitude=181 --zarr-format 2
+    numcodecs-ext convert era5.nc era5.zarr --compressor zstd --level 5
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 import warnings
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .attrs import PACKING_ATTRS, CFPacking, packing_from_attrs
+from ..tools.errors import ToolError, UsageError
+from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
+from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
+from .source import Source, check_source
+from .write import write_verify_commit
 
 __all__ = ["ConvertReport", "auto_chunks", "convert"]
 
-_VALID = ("valid_min", "valid_max", "valid_range")
-
-
-def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 8 << 20) -> tuple[int, ...]:
-    """Chunks of about ``target`` bytes: trailing dimensions whole, leading ones split.
-
-    Examples
-    --------
-    >>> auto_chunks((8760, 721, 1440), 4)
-    (2, 721, 1440)
-    >>> auto_chunks((10, 10), 8)
-    (10, 10)
-    """
-    chunks = [max(1, n) for n in shape]
-    for i in range(len(chunks)):
-        if math.prod(chunks[i:]) * itemsize <= target:
-            break
-        rest = math.prod(chunks[i + 1 :]) * itemsize
-        if rest >= target:
-            chunks[i] = 1
-            continue
-        chunks[i] = max(1, target // rest)
-        break
-    return tuple(chunks)
-
-
-def _parse_chunks(text: str | None) -> dict[str, int] | None:
-    if not text:
-        return None
-    out = {}
-    for item in text.split(","):
-        name, sep, size = item.partition("=")
-        if not sep or not size.strip().isdigit() or int(size) < 1:
-            raise ValueError(f"--chunks {text!r}: expected DIM=SIZE[,DIM=SIZE...] with sizes >= 1, got {item!r}")
-        out[name.strip()] = int(size)
-    return out
+#: --chunk-mib: from 1/64 MiB (16 KiB) to 1 GiB
+CHUNK_MIB_RANGE = (1 / 64, 1024.0)
+#: more chunks than this in one conversion is refused (the task graph alone would need GBs)
+MAX_CHUNKS = 2_000_000
 
 
 @dataclass
 class ConvertReport:
-    """What :func:`convert` did: the packed variables with their codecs, and the others."""
+    """What :func:`convert` did: each variable's route, codecs and notes, sizes, differences."""
 
-    packed: dict[str, CFPacking] = field(default_factory=dict)
-    plain: list[str] = field(default_factory=list)
+    src: str = ""
+    dst: str = ""
+    zarr_format: int = 3
+    compressor: Compressor = DEFAULT
+    variables: dict[str, VariablePlan] = field(default_factory=dict)
     max_difference: dict[str, float] = field(default_factory=dict)
+    source_bytes: int = 0
+    store_bytes: int = 0
+    verified: bool = False
+
+    @property
+    def packed(self) -> dict[str, Any]:
+        """``{name: CFPacking}`` of the packed variables."""
+        return {n: v.packing for n, v in self.variables.items() if v.route == "packed"}
+
+    @property
+    def plain(self) -> list[str]:
+        """The variables copied as they are (or as xarray decodes them)."""
+        return [n for n, v in self.variables.items() if v.route != "packed"]
 
     def __str__(self) -> str:
         lines = []
-        for name, p in self.packed.items():
-            diff = self.max_difference.get(name)
-            extra = "" if diff is None else f", max |zarr - CF| = {diff:.3g}"
-            lines.append(
-                f"  {name}: {p.packed} -> {p.unpacked} [scale_offset(offset={float(p.offset)!r}, "
-                f"scale={float(p.scale)!r}), cast_value({p.packed})], "
-                f"{len(set(p.missing))} missing code(s){extra}"
-            )
-        lines.append(f"  stored as they are: {', '.join(self.plain) or '(none)'}")
+        for name, v in self.variables.items():
+            squeeze = self.compressor.describe(v.stored.itemsize) if v.stored.kind in "biufmM" else "zarr's default"
+            if v.route == "packed":
+                diff = self.max_difference.get(name)
+                extra = "" if diff is None else f"; max |zarr - CF| = {diff:.3g}"
+                lines.append(f"  {name}: {v.stored} -> {v.dtype}, packed: {v.packing.describe()} -> {squeeze}{extra}")
+            elif v.route == "as is":
+                lines.append(f"  {name}: {v.stored}, copied with its CF attributes -> {squeeze}")
+            else:
+                lines.append(f"  {name}: {v.dtype}, stored decoded -> {squeeze}")
+            lines.extend(f"      note: {n}" for n in v.notes)
+        if self.source_bytes and self.store_bytes:
+            lines.append(f"  size: {_mb(self.store_bytes)} in the store, {_mb(self.source_bytes)} in the netCDF file "
+                         f"(ratio {self.store_bytes / self.source_bytes:.2f})")
         return "\n".join(lines)
 
 
-def _unpacked_attrs(attrs: Mapping[str, Any], packing: CFPacking) -> dict[str, Any]:
-    """The attributes a reader of the unpacked array needs: the packing ones go, and
-    ``valid_*`` given in packed units are turned into unpacked units."""
-    out = {k: v for k, v in attrs.items() if k not in PACKING_ATTRS}
-    for key in _VALID:
-        if key in out and np.asarray(out[key]).dtype.kind in "iu":
-            codes = np.asarray(out[key]).astype(packing.packed)
-            out[key] = packing.cf_decode(codes).tolist()
-    return out
+def _mb(n: int) -> str:
+    """A byte count for the summary: bytes, MB or GB."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} GB"
+    return f"{n / 1e6:.3g} MB" if n >= 1e5 else f"{n} bytes"
+
+
+def _check_arguments(zarr_format: Any, chunks: Mapping[str, Any] | None, chunk_bytes: Any) -> None:
+    if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
+        raise UsageError(f"zarr_format={zarr_format!r}: valid values are 2 and 3")
+    lo, hi = (int(x * (1 << 20)) for x in CHUNK_MIB_RANGE)
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or not lo <= chunk_bytes <= hi:
+        raise UsageError(f"chunk_bytes={chunk_bytes!r}: give {lo} to {hi} bytes (--chunk-mib "
+                         f"{CHUNK_MIB_RANGE[0]:g} to {CHUNK_MIB_RANGE[1]:g})")
+    for dim, size in (chunks or {}).items():
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
+            raise UsageError(f"--chunks {dim}={size!r}: sizes are whole numbers from 1 to {2**31}")
 
 
 def convert(
     src: str | os.PathLike,
-    dst: str | os.PathLike,
+    dst: Any,
     *,
     zarr_format: int = 3,
     chunks: Mapping[str, int] | None = None,
     chunk_bytes: int = 8 << 20,
+    compressor: Compressor | None = None,
     progress: bool = False,
     verify: bool = True,
+    engine: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> ConvertReport:
     """Convert the netCDF file ``src`` into a new zarr store ``dst``.
 
     Parameters
     ----------
     src : path
-        A netCDF (or any file xarray opens) with CF-packed variables.
-    dst : path
-        The zarr store to create; it must not exist.
+        A netCDF file: NETCDF3 classic, 64-bit offset or 64-bit data, NETCDF4 or NETCDF4_CLASSIC,
+        or an HDF5 file (read through netCDF4, or h5netcdf where netCDF4 is missing).
+    dst : path, URL or zarr store
+        The zarr store to create; it must not exist (or be an empty directory), nor overlap ``src``.
     zarr_format : {3, 2}
         3: spec codecs as zarr v3 filters; 2: numcodecs_ext's numcodecs filters.
     chunks : mapping of str to int, optional
-        Chunk size per dimension name; dimensions not named are chunked automatically.
+        Chunk size per dimension name (each must be a dimension of the file); others automatic.
     chunk_bytes : int
-        The size automatic chunks aim at (default 8 MiB), trailing dimensions kept whole.
+        The size automatic chunks aim at (default 8 MiB of decoded values), trailing dimensions
+        kept whole: 16 KiB to 1 GiB.
+    compressor : Compressor, optional
+        Default: blosc (zstd inside, level 3) with a byte shuffle over the stored type (a bit
+        shuffle for one-byte types).
     progress : bool
-        Show a progress bar (dask's) on stderr.
+        Progress bars on stderr.
     verify : bool
-        Read the result back and compare it with xarray's CF decoding of ``src``: every value
-        within :meth:`~numcodecs_ext.cf.CFPacking.decode_difference` (NaN where CF gives NaN).
+        Read the result back and compare it with xarray's decoding of ``src``, every value (see
+        :mod:`numcodecs_ext.cf.verify`), before writing any metadata. Without it, metadata is
+        written once the chunks are.
+    engine : str, optional
+        The xarray engine that reads ``src`` (default: netcdf4, else h5netcdf or scipy).
+    storage_options : mapping, optional
+        For a ``dst`` URL (fsspec).
 
     Returns
     -------
     ConvertReport
+
+    Raises
+    ------
+    UsageError
+        A bad argument, a ``src`` that is not a netCDF file, a ``dst`` that exists or overlaps.
+    ToolError
+        ``src`` cannot be read (truncated, corrupt), or the result does not verify
+        (:class:`~numcodecs_ext.tools.errors.VerificationError`). Nothing that opens is left.
     """
-    import xarray as xr
-    import zarr
-
-    if zarr_format not in (2, 3):
-        raise ValueError(f"zarr_format={zarr_format!r}: valid values are 2 and 3")
-    dst = Path(dst)
-    if dst.exists():
-        raise FileExistsError(f"{dst} exists; convert writes a new store")
-    if not Path(src).is_file():
-        raise FileNotFoundError(f"{src}: no such file")
-    report = ConvertReport()
-    opened: list[Any] = []
-    plans = []
+    _check_arguments(zarr_format, chunks, chunk_bytes)
+    compressor = compressor or DEFAULT
+    source = check_source(src)
     try:
-        # every group's packing is worked out (and any bad attribute refused) before writing
-        for group in _groups(src):
-            raw = xr.open_dataset(src, group=group, mask_and_scale=False, decode_times=False,
-                                  decode_timedelta=False, chunks={})
-            opened.append(raw)
-            plans.append((group, *_prepare(raw, group, report, chunks, chunk_bytes)))
-        for group, out, encoding in plans:
-            write = out.to_zarr(
-                dst, group=group, mode="w-" if group is None else "a", zarr_format=zarr_format,
-                encoding=encoding, consolidated=False, write_empty_chunks=True, compute=False,
-            )
-            if progress:
-                from dask.diagnostics import ProgressBar
+        import xarray  # noqa: F401
+    except ImportError:
+        raise UsageError('convert needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
+    from ..tools.storage import Location
 
-                print(f"writing {group or '/'}", file=sys.stderr)
-                with ProgressBar(out=sys.stderr):
-                    write.compute()
-            else:
-                write.compute()
+    loc = Location.parse(dst, storage_options=storage_options)
+    existed = _check_destination(loc, source)
+    engine = engine or _engine(source)
+    report = ConvertReport(os.fspath(src), loc.display, zarr_format, compressor, source_bytes=source.size)
+    opened: list[Any] = []
+    try:
+        with _quiet_warnings():
+            plans = _plan(source, engine, chunks, chunk_bytes, compressor, zarr_format, opened)
+            for plan in plans:
+                report.variables.update({v.name: v for v in plan.variables.values()})
+            report.verified = write_verify_commit(source.path, engine, loc, existed, plans, zarr_format,
+                                                  report.max_difference, progress=progress, verify=verify)
     finally:
-        for raw in opened:
-            raw.close()
-    for name, packing in report.packed.items():
-        _declare_packing(dst / name, packing, zarr_format)
-    with warnings.catch_warnings():
-        # v3 consolidated metadata is zarr-python's extension (other readers ignore it), and
-        # what xarray reads to open a store in one request, as its own to_zarr writes it
-        warnings.filterwarnings("ignore", "Consolidated metadata", UserWarning)
-        zarr.consolidate_metadata(str(dst), zarr_format=zarr_format)
-    if verify:
-        report.max_difference = _verify(src, dst, report)
+        for ds in opened:
+            ds.close()
+    report.store_bytes = sum(loc.walk().files.values()) if loc.is_local else 0
     return report
 
 
-def _groups(src: Any) -> list[str | None]:
-    """The file's groups, root first (None), as paths ``a``, ``a/b``; netCDF4 lists them."""
+def _check_destination(loc: Any, source: Source) -> bool:
+    """UsageError unless ``loc`` is new or an empty directory away from the source; whether it
+    existed."""
+    src_loc = type(loc).parse(source.path)
+    if loc.overlaps(src_loc):
+        raise UsageError(f"{loc.display}: overlaps the source {source.path}; write the store elsewhere")
+    obstacle = loc.obstacle()
+    if obstacle is not None:
+        raise UsageError(f"{loc.display}: cannot be created, {obstacle} is a file")
     try:
+        if not loc.exists():
+            return False
+        if not loc.isdir():
+            raise UsageError(f"{loc.display}: exists and is a file; convert writes a new store")
+        listing = loc.walk()
+    except OSError as e:
+        raise UsageError(f"{loc.display}: cannot be used ({e})") from None
+    if not listing.files and not listing.problems:
+        return True
+    from ..tools.staging import is_metadata_key
+
+    if listing.files and not any(is_metadata_key(k) for k in listing.files):
+        raise UsageError(f"{loc.display}: exists and holds only chunks, no metadata (an interrupted "
+                         "conversion: nothing in it opens); remove it and run again")
+    raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
+
+
+def _engine(source: Source) -> str:
+    """netCDF4 where it reads the file; h5netcdf for HDF5 files netCDF-C does not open (or
+    without netCDF4); scipy for classic files without either."""
+    import importlib.util
+
+    have = {m: importlib.util.find_spec(m) is not None for m in ("netCDF4", "h5netcdf", "scipy")}
+    if have["netCDF4"]:
+        if source.format != "HDF5" or not have["h5netcdf"]:
+            return "netcdf4"
         import netCDF4
-    except ImportError:  # another engine reads the file: its root group only
-        return [None]
+
+        try:
+            netCDF4.Dataset(source.path).close()
+            return "netcdf4"
+        except OSError:
+            return "h5netcdf"
+    if source.format == "HDF5" and have["h5netcdf"]:
+        return "h5netcdf"
+    if source.format in ("NETCDF3_CLASSIC", "NETCDF3_64BIT_OFFSET") and have["scipy"]:
+        return "scipy"
+    raise UsageError(f"{source.path}: reading {source.format} files needs netCDF4: "
+                     'pip install "numcodecs_ext[xarray]"')
+
+
+@contextmanager
+def _quiet_warnings() -> Any:
+    """xarray's notes about a file's attributes (it reads them anyway; the report says what they
+    mean) and zarr's about consolidated metadata in v3."""
+    import xarray as xr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", xr.SerializationWarning)
+        warnings.filterwarnings("ignore", "Consolidated metadata", UserWarning)
+        warnings.filterwarnings("ignore", ".*does not have a Zarr V3 specification")  # said in the notes
+        warnings.filterwarnings("ignore", ".*(decode_timedelta|timedelta).*", FutureWarning)
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+        warnings.filterwarnings("ignore", "Duplicate dimension names", UserWarning)  # handled: see plan
+        yield
+
+
+def _groups(src: str, engine: str) -> list[str | None]:
+    """The file's groups, root first (None), as paths ``a``, ``a/b``."""
     out: list[str | None] = [None]
-    with netCDF4.Dataset(src) as nc:
-        todo = list(nc.groups.values())
-        while todo:
-            g = todo.pop(0)
-            out.append(g.path.lstrip("/"))
-            todo.extend(g.groups.values())
+    if engine == "netcdf4":
+        import netCDF4
+
+        with netCDF4.Dataset(src) as nc:
+            todo = list(nc.groups.values())
+            while todo:
+                g = todo.pop(0)
+                out.append(g.path.lstrip("/"))
+                todo.extend(g.groups.values())
+    elif engine == "h5netcdf":
+        import h5netcdf
+
+        with h5netcdf.File(src, "r") as f:
+            todo = list(f.groups.values())
+            while todo:
+                g = todo.pop(0)
+                out.append(g.name.lstrip("/"))
+                todo.extend(g.groups.values())
     return out
 
 
-def _prepare(
-    raw: Any, group: str | None, report: ConvertReport, chunks: Mapping[str, int] | None, chunk_bytes: int
-) -> tuple[Any, dict[str, dict[str, Any]]]:
-    """The dataset to write for one group: packed variables as their integers (declared as the
-    packing's float arrays after writing), the rest as they are, each chunked."""
+def _open(src: str, engine: str, group: str | None, raw: bool) -> Any:
     import xarray as xr
 
-    variables = {}
-    encoding: dict[str, dict[str, Any]] = {}
-    prefix = "" if group is None else group + "/"
-    for name, var in raw.variables.items():
-        packing = packing_from_attrs(var.dtype, var.attrs)
-        attrs = dict(var.attrs)
-        if packing is not None:
-            var = var.astype(packing.packed)  # _Unsigned: the same bits, read as unsigned
-            attrs = _unpacked_attrs(attrs, packing)
-            report.packed[prefix + str(name)] = packing
-            itemsize = packing.unpacked.itemsize
-        else:
-            report.plain.append(prefix + str(name))
-            itemsize = var.dtype.itemsize
-        var = var.copy(deep=False)
-        var.attrs = attrs
-        var.encoding = {}
-        if var.ndim:
-            sizes = auto_chunks(var.shape, itemsize, chunk_bytes)
-            sizes = tuple((chunks or {}).get(d, s) for d, s in zip(var.dims, sizes))
-            sizes = tuple(min(max(1, n), s) for n, s in zip(var.shape, sizes))
-            encoding[str(name)] = {"chunks": sizes}
-            if name not in raw.indexes:
-                var = var.chunk(dict(zip(var.dims, sizes)))
-        variables[name] = var
-    out = xr.Dataset(variables, attrs=raw.attrs)
-    return out.set_coords([c for c in raw.coords if c in out.variables]), encoding
-
-
-def _declare_packing(path: Path, packing: CFPacking, zarr_format: int) -> None:
-    """Turn the integer array just written into the float array with the packing codecs: the
-    chunk bytes are those of the codecs after ``[scale_offset, cast_value]``, so they stay."""
-    fill = "NaN" if packing.missing else packing.fill_value
-    if zarr_format == 3:
-        meta_path = path / "zarr.json"
-        meta = json.loads(meta_path.read_text())
-        meta["data_type"] = packing.unpacked.name
-        meta["codecs"] = packing.codecs() + meta["codecs"]
-    else:
-        meta_path = path / ".zarray"
-        meta = json.loads(meta_path.read_text())
-        meta["dtype"] = packing.unpacked.str
-        meta["filters"] = [c.get_config() for c in packing.filters()] + (meta.get("filters") or [])
-    meta["fill_value"] = fill
-    meta_path.write_text(json.dumps(meta, indent=2))
-    for attrs_name in ("zarr.json", ".zattrs"):  # xarray may have noted an integer _FillValue
-        p = path / attrs_name
-        if p.exists():
-            d = json.loads(p.read_text())
-            holder = d.get("attributes", d) if attrs_name == "zarr.json" else d
-            if holder.pop("_FillValue", None) is not None:
-                p.write_text(json.dumps(d, indent=2))
-
-
-def _verify(src: Any, dst: Path, report: ConvertReport) -> dict[str, float]:
-    diffs: dict[str, float] = {}
-    for group in _groups(src):
-        _verify_group(src, dst, group, report, diffs)
-    return diffs
-
-
-def _verify_group(src: Any, dst: Path, group: str | None, report: ConvertReport, diffs: dict[str, float]) -> None:
-    import xarray as xr
-
-    with warnings.catch_warnings():  # e.g. "multiple fill values": as intended, both are NaN
-        warnings.simplefilter("ignore", xr.SerializationWarning)
-        cf = xr.open_dataset(src, group=group, chunks={})
-    back = xr.open_zarr(dst, group=group)
-    prefix = "" if group is None else group + "/"
+    kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
     try:
-        for var_name in list(cf.variables):
-            name = prefix + str(var_name)
-            a, b = cf.variables[var_name], back.variables[var_name]
-            if a.shape != b.shape:
-                raise AssertionError(f"variable {name!r}: shape {b.shape} in the store, {a.shape} in {src}")
-            if name not in report.packed:
-                same = bool((a == b).all()) if a.dtype.kind not in "fc" else bool(
-                    ((a == b) | (a.isnull() & b.isnull())).all()
-                )
-                if not same:
-                    raise AssertionError(f"variable {name!r}: values differ from {src}")
-                continue
-            bound = report.packed[name].decode_difference()
-            nan_same = bool((a.isnull() == b.isnull()).all())
-            diff = float(abs(a.astype("float64") - b.astype("float64")).max(skipna=True).values)
-            diff = 0.0 if math.isnan(diff) else diff
-            if not nan_same or diff > bound:
-                raise AssertionError(
-                    f"variable {name!r}: max |zarr - CF| = {diff:g} (bound {bound:g}), "
-                    f"missing values {'match' if nan_same else 'differ'}"
-                )
-            diffs[name] = diff
-    finally:
-        cf.close()
-        back.close()
+        return xr.open_dataset(src, group=group, engine=engine, chunks=None, **kwargs)
+    except Exception as e:  # noqa: BLE001 - whatever xarray raises, it cannot read the file
+        where = f" (group {group})" if group else ""
+        raise ToolError(f"{src}{where}: xarray cannot read it ({type(e).__name__}: {e})") from None
+
+
+def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_bytes: int,
+          compressor: Compressor, zarr_format: int, opened: list[Any]) -> list[GroupPlan]:
+    """Every group's plan, worked out (and every chunk argument checked) before writing; the
+    datasets it opens are appended to ``opened`` (the caller closes them)."""
+    try:
+        groups = _groups(source.path, engine)
+    except (OSError, ValueError, RuntimeError) as e:
+        raise ToolError(f"{source.path}: cannot be read ({e})") from None
+    for group in groups:
+        opened.append(_open(source.path, engine, group, True))
+        opened.append(_open(source.path, engine, group, False))
+    dims = {str(d) for ds in opened for d in ds.dims}
+    unknown = sorted(set(chunks or {}) - dims)
+    if unknown:
+        raise UsageError(f"--chunks {', '.join(unknown)}: not a dimension of {source.path}; its dimensions "
+                         f"are {', '.join(sorted(dims)) or '(none)'}")
+    plans = [plan_group(opened[2 * i], opened[2 * i + 1], g, chunks=chunks, chunk_bytes=chunk_bytes,
+                        compressor=compressor, zarr_format=zarr_format) for i, g in enumerate(groups)]
+    count = sum(math.prod(math.ceil(n / c) for n, c in zip(v.dataset[name].shape, p.chunks))
+                for v in plans for name, p in v.variables.items() if p.chunks)
+    if count > MAX_CHUNKS:
+        raise UsageError(f"these chunks make {count} chunks in all (at most {MAX_CHUNKS}); choose larger "
+                         "chunks (--chunks, --chunk-mib)")
+    return plans
+
+
+# -- the command line ----------------------------------------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext convert``."""
     parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs)")
-    parser.add_argument("dst", help="zarr store to create (must not exist)")
+    parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL")
     parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
     parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
-    parser.add_argument("--chunk-mib", type=float, default=8.0, help="automatic chunk size (default 8 MiB)")
+    parser.add_argument("--chunk-mib", default="8", metavar="MIB",
+                        help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
+    parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
+                        help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
+    parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
+    parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
     parser.add_argument("--no-verify", action="store_true", help="skip reading the result back")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
+
+
+def parse_chunks(text: str | None) -> dict[str, int] | None:
+    """``--chunks time=24,lat=181`` as a mapping; UsageError for anything else.
+
+    >>> parse_chunks("time=24, lat=181")
+    {'time': 24, 'lat': 181}
+    """
+    if text is None:
+        return None
+    out: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, size = (s.strip() for s in item.partition("="))
+        if not sep or not name or not size.isdigit() or not 1 <= int(size) <= 2**31:
+            raise UsageError(f"--chunks {text!r}: expected DIM=SIZE[,DIM=SIZE...] with whole sizes from 1 to "
+                             f"{2**31}, got {item.strip()!r}")
+        if name in out:
+            raise UsageError(f"--chunks {text!r}: {name} is given twice")
+        out[name] = int(size)
+    return out
+
+
+def parse_chunk_mib(text: str) -> int:
+    """``--chunk-mib`` as bytes; UsageError outside :data:`CHUNK_MIB_RANGE` (or not a number)."""
+    lo, hi = CHUNK_MIB_RANGE
+    try:
+        mib = float(text)
+    except ValueError:
+        mib = math.nan
+    if not (math.isfinite(mib) and lo <= mib <= hi):
+        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} (16 KiB) to {hi:g} (MiB)")
+    return int(mib * (1 << 20))
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext convert``."""
-    try:
-        import xarray  # noqa: F401
-    except ImportError:
-        print('numcodecs-ext convert: needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"', file=sys.stderr)
-        return 2
-    try:
-        report = convert(
-            args.src, args.dst, zarr_format=args.zarr_format, chunks=_parse_chunks(args.chunks),
-            chunk_bytes=max(1, int(args.chunk_mib * (1 << 20))), progress=not args.quiet,
-            verify=not args.no_verify,
-        )
-    except (OSError, ValueError, AssertionError) as exc:
-        print(f"numcodecs-ext convert: {exc}", file=sys.stderr)
-        return 1
+    chunk_bytes = parse_chunk_mib(args.chunk_mib)
+    chunks = parse_chunks(args.chunks)
+    compressor = Compressor.parse(args.compressor, level=args.level, shuffle=args.shuffle)
+    report = convert(args.src, args.dst, zarr_format=args.zarr_format, chunks=chunks, chunk_bytes=chunk_bytes,
+                     compressor=compressor, progress=not args.quiet, verify=not args.no_verify)
     if not args.quiet:
-        print(f"{args.src} -> {args.dst} (zarr v{args.zarr_format})")
+        print(f"{report.src} -> {report.dst} (zarr v{report.zarr_format})")
         print(report)
-        if not args.no_verify:
-            print("verified: values equal xarray's CF decoding within each variable's bound")
+        if report.verified:
+            print("verified: every value reads back as xarray decodes the netCDF file (packed variables within "
+                  "each value's bound)")
+        else:
+            print("not verified (--no-verify)")
     return 0
+

@@ -103,6 +103,10 @@ def suggest_array(array: Any, *, tolerance: float | None = None, dtype: str | No
     floats = np.dtype(array.dtype)
     if floats.name not in FLOAT_TYPES:
         raise UsageError(f"the array is {floats}: suggest packs {', '.join(FLOAT_TYPES)} arrays")
+    shape = tuple(int(n) for n in array.shape)
+    if math.prod(shape) >= 2**63:  # beyond what numpy (and any store) can address
+        raise ToolError(f"the array claims {math.prod(shape)} values (shape {shape}): more than can "
+                        "be addressed, let alone read; its metadata cannot be right")
     reader = _Counting(array, on_bytes) if on_bytes is not None else array
     lo, hi, has_nan, count = _stream_range(reader)
     r = DataRange(lo, hi, has_nan, count)

@@ -5,14 +5,24 @@ xarray keeps a variable's packing in ``.encoding`` when it decodes a netCDF file
 decoding. With :func:`zarr_encoding`, the packing moves into the zarr array's codecs instead: the
 array is float, its filters are ``[scale_offset, cast_value]``, and any zarr reader (``xr.open_zarr``,
 zarr-python, zarrs) gets the decoded values.
+
+The fill value is chosen so that it can never be mistaken for data. In zarr v2, xarray reads the
+array's fill value as ``_FillValue`` and masks every value equal to it; the helper makes it NaN,
+which no code decodes to unless the code is missing anyway. In zarr v3 xarray keeps the fill value
+apart from ``_FillValue``: it is NaN where a code is missing and otherwise what code 0 decodes to
+(a fill value must survive the codecs), with no ``_FillValue`` attribute.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from .attrs import packing_from_attrs
+from .compress import DEFAULT
 
 __all__ = ["zarr_encoding"]
 
@@ -38,15 +48,29 @@ def zarr_encoding(
         Only these variables (default: every data variable and coordinate that is packed).
     extra : mapping, optional
         More encoding keys for every packed variable, e.g. ``{"chunks": (1, 180, 360)}`` or
-        ``{"compressors": ...}``.
+        ``{"compressors": ...}`` (default: blosc with zstd and a shuffle over the stored type, as
+        ``convert`` writes; see :mod:`numcodecs_ext.cf.compress`).
 
     Returns
     -------
     dict
-        ``{name: encoding}`` for the packed variables; others are absent (xarray keeps theirs).
-        Decoded values read back through plain ``xr.open_zarr`` equal xarray's CF decoding within
-        the bound of :meth:`~numcodecs_ext.cf.CFPacking.decode_difference` (0 for power-of-two
-        scale factors), missing values as NaN.
+        ``{name: encoding}`` for the packed variables (a ``scale_factor`` or ``add_offset`` in
+        their encoding). Others are absent and keep xarray's own encoding: times, and counts or
+        flags with only ``_FillValue``/``missing_value``, stay integers with their CF attributes.
+        Two kinds of variables that are not packed get an entry too, where xarray's own encoding
+        would not read back as it read the file: ``_Unsigned`` integers (stored as the unsigned
+        type) and variables whose CF attributes xarray cannot write again (stored as decoded).
+        Values read back through plain ``xr.open_zarr`` equal xarray's decoding of the file, with
+        the same dtype and missing values, within
+        :meth:`~numcodecs_ext.cf.CFPacking.decode_bound` (0 for power-of-two scale factors).
+
+    Raises
+    ------
+    ValueError
+        A packed variable the codecs cannot decode as xarray does (e.g. an integer
+        ``scale_factor``), one whose decoded values do not encode back to its codes
+        (:meth:`~numcodecs_ext.cf.CFPacking.reencodes`), or one not decoded (open the file with
+        CF decoding on); the message names it and the way out.
 
     Examples
     --------
@@ -63,7 +87,7 @@ def zarr_encoding(
     >>> xr.open_zarr(os.path.join(d, "t.zarr"), consolidated=False).t.values
     array([270. , 270.5,   nan], dtype=float32)
     """
-    if zarr_format not in (2, 3):
+    if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
         raise ValueError(f"zarr_format={zarr_format!r}: valid values are 2 and 3")
     names = list(variables) if variables is not None else list(ds.variables)
     out: dict[str, dict[str, Any]] = {}
@@ -71,24 +95,79 @@ def zarr_encoding(
         if name not in ds.variables:
             raise ValueError(f"variables: {name!r} is not a variable of the dataset; it has {list(ds.variables)}")
         var = ds.variables[name]
-        packed = var.encoding.get("dtype")
+        enc = var.encoding
+        packed = enc.get("dtype")
         if packed is None:
             continue
-        packing = packing_from_attrs(packed, var.encoding, unpacked=var.dtype if var.dtype.kind == "f" else None)
-        if packing is None:
+        if not ("scale_factor" in enc or "add_offset" in enc):
+            plain = _unpacked_encoding(name, var)
+            if plain is not None:
+                out[name] = {**plain, **(extra or {})}
             continue
+        if np.dtype(packed).kind not in "iuf" or var.dtype.kind in "mMO":
+            continue  # times (and what xarray decodes to objects) stay as xarray encodes them
         if var.dtype.kind != "f":
             raise ValueError(
                 f"variable {name!r} is {var.dtype} with CF packing in its encoding: open the file "
-                "with CF decoding on (xarray's default) so that its values are the unpacked floats"
-            )
-        enc: dict[str, Any] = {
+                "with CF decoding on (xarray's default) so that its values are the unpacked floats")
+        try:
+            packing = packing_from_attrs(packed, enc, unpacked=var.dtype)
+        except ValueError as e:
+            raise ValueError(f"variable {name!r}: {e}; leave it out (variables=...) to let xarray pack it "
+                             "with CF attributes") from None
+        if packing is None:
+            continue
+        if not packing.reencodes():
+            raise ValueError(
+                f"variable {name!r}: xarray's decoded {packing.unpacked} values do not encode back to the "
+                f"file's codes (add_offset={float(packing.offset)!r} leaves {packing.unpacked} too few digits "
+                f"for scale_factor={float(packing.scale_factor or 1)!r}); convert the file with "
+                "numcodecs_ext.cf.convert, which keeps its codes, or leave the variable out (variables=...)")
+        entry: dict[str, Any] = {
             "dtype": packing.unpacked,
-            "_FillValue": packing.fill_value,
             "filters": packing.codecs() if zarr_format == 3 else packing.filters(),
+            # blosc with a shuffle over the stored integers: no bigger than the netCDF file
+            **DEFAULT.encoding(zarr_format, packing.packed.itemsize),
         }
-        if "chunks" in var.encoding and var.encoding.get("chunks") is not None:
-            enc["chunks"] = var.encoding["chunks"]
-        enc.update(extra or {})
-        out[name] = enc
+        if zarr_format == 3:
+            entry["_FillValue"] = None  # no attribute: xarray would mask values equal to it
+            entry["fill_value"] = packing.fill_value
+        else:
+            entry["_FillValue"] = float("nan")  # zarr v2's fill value, masked by xarray: no code's value
+        chunks = enc.get("chunks") or enc.get("preferred_chunks") and tuple(
+            enc["preferred_chunks"].get(d) for d in var.dims)
+        if chunks and all(chunks) and len(chunks) == var.ndim and var.chunks is None:
+            entry["chunks"] = tuple(chunks)
+        entry.update(extra or {})
+        out[name] = entry
     return out
+
+
+def _unpacked_encoding(name: str, var: Any) -> dict[str, Any] | None:
+    """An encoding for a variable that is not packed, where xarray's own would not read back as
+    xarray read the file: ``_Unsigned`` integers (xarray's zarr round trip gives the signed type)
+    become the unsigned type with the fill value it reads; a variable whose CF attributes xarray
+    cannot write again (a text ``missing_value`` on integers) is stored as xarray decoded it.
+    None: xarray's own encoding is right."""
+    from .rules import fill_values, stored_dtype
+
+    enc = var.encoding
+    raw = np.dtype(enc["dtype"])
+    if "_Unsigned" in enc and raw.kind in "iu" and var.dtype.kind in "iuf":
+        stored = stored_dtype(raw, enc)
+        entry: dict[str, Any] = {"dtype": stored}
+        fills, _ = fill_values({k: enc[k] for k in ("_FillValue", "_Unsigned") if k in enc}, raw)
+        if fills:
+            entry["_FillValue"] = stored.type(fills[0])
+        if "missing_value" in enc:
+            entry["missing_value"] = enc["missing_value"]
+        return entry
+    import xarray as xr
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xr.conventions.encode_cf_variable(var[tuple(slice(0, 1) for _ in var.dims)], name=name)
+    except Exception:  # noqa: BLE001 - whatever xarray raises, it cannot write these attributes back
+        return {"dtype": var.dtype, "_FillValue": None} if var.dtype.kind in "iufb" else None
+    return None

@@ -137,6 +137,8 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
         raise UsageError(f"{target} overlaps {source} (the same place, one inside the other, or "
                          "reached through a link): migrate never writes into its source; choose "
                          "a destination outside it")
+    elif target.obstacle() is not None:
+        raise UsageError(f"{target}: cannot be created, {target.obstacle()} is a file")
     index = v2_nodes(source)
     report = plan_store(source, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs,
                         nan_code=nan_codes, fill_code=fill_codes, progress=progress, index=index)

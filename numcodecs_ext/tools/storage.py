@@ -329,6 +329,16 @@ class Location:
         """The root with links resolved (local), to compare locations."""
         return self._backend.resolve(self.root)
 
+    def obstacle(self) -> str | None:
+        """For a location about to be created: a file standing where one of the directories on
+        its path must be (local disks; object stores have no directories), or None."""
+        if not self.is_local:
+            return None
+        parent = os.path.dirname(self.root)
+        while parent and not os.path.lexists(parent):
+            parent = os.path.dirname(parent) if os.path.dirname(parent) != parent else ""
+        return parent if parent and not os.path.isdir(parent) else None
+
     def overlaps(self, other: Location) -> bool:
         """Whether one location lies within the other (or they are the same), links resolved.
         Locations on different backends or endpoints never overlap."""

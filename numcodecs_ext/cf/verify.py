@@ -1,0 +1,204 @@
+"""Verification of a conversion: what xarray gives for the result equals what it gives for the
+source, value for value, read in bounded blocks.
+
+Both sides are read the way a user reads them: the source with ``xarray.open_dataset`` (CF
+decoding on, times decoded by default), the result with ``xarray.open_zarr``. For each variable the
+names, dimensions, shape and dtype must match, then every value, a block of at most
+:data:`BLOCK_BYTES` at a time (so memory does not grow with the data):
+
+* bit for bit (NaN where NaN, NaT where NaT, integers and strings equal) wherever the stored
+  values are decoded the same way on both sides: copied variables, and packings whose
+  ``1 / scale_factor`` is exact (zeros compare equal whatever their sign: the spec's decoding
+  adds the offset, ``+0.0``, where CF may leave ``-0.0``);
+* for other packings, NaN at the same places and every other value within its own bound,
+  :meth:`~numcodecs_ext.cf.CFPacking.decode_bound` of the stored value (one unit in the last
+  place of ``q * scale_factor`` plus one of the result): the division of the spec's ``x / scale``
+  against CF's ``q * scale_factor`` leaves that difference and nothing more.
+
+Attributes are compared too (the ``valid_*`` of packed variables are in unpacked units by design).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..tools.errors import VerificationError
+from .plan import GroupPlan
+
+__all__ = ["BLOCK_BYTES", "blocks", "verify_group"]
+
+#: the most bytes of one variable read at a time, per side (at least one chunk)
+BLOCK_BYTES = 8 << 20
+
+
+def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int,
+           target: int = BLOCK_BYTES) -> Iterator[tuple[slice, ...]]:
+    """Slices covering ``shape``: whole chunks, several along the first axis up to ``target``
+    bytes.
+
+    >>> [b[0] for b in blocks((10, 4), (3, 4), 8, target=200)]
+    [slice(0, 6, None), slice(6, 10, None)]
+    """
+    if not shape:
+        yield ()
+        return
+    if 0 in shape:
+        return
+    chunks = tuple(chunks or shape)
+    step = list(chunks)
+    per_chunk = math.prod(chunks) * max(itemsize, 1)
+    step[0] = min(shape[0], chunks[0] * max(1, target // max(per_chunk, 1)))
+    grid = [range(0, n, s) for n, s in zip(shape, step)]
+    for start in np.ndindex(*[len(g) for g in grid]):
+        yield tuple(slice(g[i], min(g[i] + s, n)) for g, i, s, n in zip(grid, start, step, shape))
+
+
+def _open_quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    import xarray as xr
+
+    with warnings.catch_warnings():  # xarray's notes on the file's CF attributes, as when opening it
+        warnings.simplefilter("ignore", xr.SerializationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return fn(*args, **kwargs)
+
+
+def verify_group(src: str, engine: str | None, store: Any, plan: GroupPlan, differences: dict[str, float],
+                 progress: Any = None) -> None:
+    """Compare one group of the source with the store (read through ``store``, e.g. the staged
+    one before its metadata is written); raises VerificationError naming the first difference.
+    ``differences`` receives the largest difference of every inexact packed variable."""
+    import xarray as xr
+
+    group = plan.group
+    source = _open_quietly(xr.open_dataset, src, group=group, engine=engine, chunks=None)
+    raw = _open_quietly(xr.open_dataset, src, group=group, engine=engine, chunks=None, mask_and_scale=False,
+                        decode_times=False, decode_timedelta=False)
+    result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
+    where = f"group {group!r}" if group else "the root group"
+    try:
+        if set(source.variables) != set(result.variables):
+            raise VerificationError(f"{where}: variables {sorted(map(str, result.variables))} in the store, "
+                                    f"{sorted(map(str, source.variables))} in {src}")
+        _same_attrs(f"{where} attributes", dict(source.attrs), dict(result.attrs))
+        for name in source.variables:
+            vp = plan.variables[str(name)]
+            a, b = source.variables[name], result.variables[name]
+            if a.dims != b.dims or a.shape != b.shape or (a.dtype != b.dtype and not (_text(a) and _text(b))):
+                raise VerificationError(
+                    f"variable {vp.name!r}: {b.dtype} {dict(zip(b.dims, b.shape))} in the store, "
+                    f"{a.dtype} {dict(zip(a.dims, a.shape))} in {src}")
+            skip = ("valid_min", "valid_max", "valid_range") if vp.route == "packed" else ()
+            _same_attrs(f"variable {vp.name!r} attributes", dict(a.attrs), dict(b.attrs), skip)
+            worst = 0.0
+            for block in blocks(a.shape, vp.chunks, a.dtype.itemsize if a.dtype.kind != "O" else 8):
+                x, y = np.asarray(a[block].values), np.asarray(b[block].values)
+                if vp.packing is not None and not vp.packing.exact:
+                    q = np.asarray(raw.variables[name][block].values).view(vp.packing.packed) \
+                        if raw.variables[name].dtype.itemsize == vp.packing.packed.itemsize \
+                        else np.asarray(raw.variables[name][block].values).astype(vp.packing.packed)
+                    worst = max(worst, _within(vp.name, x, y, vp.packing.decode_bound(q, x), block))
+                else:
+                    _identical(vp.name, x, y, block)
+                if progress is not None:
+                    progress.advance(x.nbytes)
+            if vp.packing is not None and not vp.packing.exact:
+                differences[vp.name] = worst
+    finally:
+        source.close()
+        raw.close()
+        result.close()
+
+
+def _text(v: Any) -> bool:
+    """Text, whatever numpy type holds it: fixed-width, numpy's StringDType, or str objects (zarr
+    v3 stores text as its variable-length "string" type, which xarray reads as StringDType)."""
+    if v.dtype.kind in "UT":
+        return True
+    if v.dtype.kind != "O":
+        return False
+    sample = np.asarray(v[tuple(slice(0, 1) for _ in v.dims)].values).reshape(-1)
+    return all(isinstance(x, str) for x in sample)
+
+
+def _at(block: tuple[slice, ...], flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    local = np.unravel_index(flat_index, shape) if shape else ()
+    return tuple(int(s.start + i) for s, i in zip(block, local))
+
+
+def _identical(name: str, x: np.ndarray, y: np.ndarray, block: tuple[slice, ...]) -> None:
+    if x.dtype.kind in "fc":
+        same = (x == y) | (np.isnan(x) & np.isnan(y))
+    elif x.dtype.kind in "mM":
+        same = x.view("int64") == y.view("int64")
+    elif x.dtype.kind in "OTU" or y.dtype.kind in "OTU":
+        import pandas as pd
+
+        xs, ys = x.astype(object), y.astype(object)
+        same = np.asarray(pd.isnull(xs) & pd.isnull(ys)) | np.asarray(xs == ys, dtype=bool)
+    else:
+        same = np.asarray(x == y, dtype=bool)
+    same = np.broadcast_to(same, x.shape)
+    if not same.all():
+        i = int(np.flatnonzero(~same.reshape(-1))[0])
+        where = _at(block, i, x.shape)
+        raise VerificationError(f"variable {name!r} at {where}: {_item(y, i)} in the store, {_item(x, i)} "
+                                "in the source")
+
+
+def _within(name: str, x: np.ndarray, y: np.ndarray, bound: np.ndarray, block: tuple[slice, ...]) -> float:
+    """NaN at the same places, every other value within its bound; the largest difference. In the
+    data's own float type: a difference of a few ulp is exact there (Sterbenz), a larger one
+    exceeds the bound whatever its rounding."""
+    nan_x, nan_y = np.isnan(x), np.isnan(y)
+    if not np.array_equal(nan_x, nan_y):
+        i = int(np.flatnonzero((nan_x != nan_y).reshape(-1))[0])
+        raise VerificationError(f"variable {name!r} at {_at(block, i, x.shape)}: {_item(y, i)} in the store, "
+                                f"{_item(x, i)} in the source (missing values differ)")
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(x - y)
+        bad = diff > bound
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise VerificationError(
+            f"variable {name!r} at {_at(block, i, x.shape)}: {_item(y, i)} in the store, {_item(x, i)} in the "
+            f"source, {float(diff.reshape(-1)[i]):.3g} apart where the codecs' bound is "
+            f"{float(bound.reshape(-1)[i]):.3g}")
+    worst = np.fmax.reduce(diff.reshape(-1)) if diff.size else 0.0
+    return 0.0 if np.isnan(worst) else float(worst)
+
+
+def _item(a: np.ndarray, i: int) -> str:
+    v = a.reshape(-1)[i]
+    return repr(v.item() if hasattr(v, "item") and a.dtype.kind not in "mM" else str(v))
+
+
+def _plain(v: Any) -> Any:
+    arr = np.asarray(v)
+    if arr.dtype.kind in "iufb":
+        return arr.astype(np.float64).reshape(-1) if arr.dtype.kind != "b" else arr.reshape(-1)
+    if arr.dtype.kind in "US":
+        return [str(x) for x in arr.reshape(-1)]
+    return v
+
+
+def _same_attrs(what: str, a: dict[str, Any], b: dict[str, Any], skip: tuple[str, ...] = ()) -> None:
+    keys_a, keys_b = set(a) - set(skip), set(b) - set(skip)
+    if keys_a != keys_b:
+        raise VerificationError(f"{what}: {sorted(keys_b - keys_a)} only in the store, "
+                                f"{sorted(keys_a - keys_b)} only in the source")
+    for k in sorted(keys_a):
+        x, y = _plain(a[k]), _plain(b[k])
+        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+            same = x.shape == y.shape and bool(((x == y) | (np.isnan(x) & np.isnan(y))).all()) \
+                if x.dtype.kind == "f" and y.dtype.kind == "f" else np.array_equal(x, y)
+        else:
+            same = x == y
+        if not same:
+            raise VerificationError(f"{what}: {k}={b[k]!r} in the store, {a[k]!r} in the source")
