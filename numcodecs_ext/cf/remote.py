@@ -22,7 +22,7 @@ from typing import Any
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location, StorageError
 
-__all__ = ["BLOCKS", "BLOCK_BYTES", "netcdf_format", "open_netcdf", "read_head"]
+__all__ = ["BLOCKS", "BLOCK_BYTES", "netcdf_format", "open_netcdf", "open_remote", "read_head"]
 
 #: bytes fetched per range request from a remote file, and how many such blocks are kept
 BLOCK_BYTES = 4 << 20
@@ -58,6 +58,29 @@ def read_head(loc: Location, n: int = 8) -> bytes:
         raise loc.fault(e, "", "read") from None
 
 
+def open_remote(loc: Location) -> Any:
+    """A binary file object over the remote file at ``loc``, read in ranged requests of
+    :data:`BLOCK_BYTES`, at most :data:`BLOCKS` blocks kept (it pickles: a dask worker reopens
+    it)."""
+    try:
+        return loc.fs.open(loc.root, "rb", block_size=BLOCK_BYTES, cache_type="blockcache",
+                           cache_options={"maxblocks": BLOCKS})
+    except Exception as e:  # noqa: BLE001 - said the tools' way
+        raise loc.fault(e, "", "open") from None
+
+
+def remote_engine(loc: Location, kind: str) -> str:
+    """The xarray engine that reads a remote file of ``kind`` ("HDF5" or a netCDF-3 format);
+    UsageError naming the package to install where it is missing."""
+    engine, package = _ENGINES["HDF5" if kind == "HDF5" else "NETCDF3"]
+    try:
+        __import__(package)
+    except ImportError:
+        raise UsageError(f"{loc.display}: reading a {'netCDF-4' if kind == 'HDF5' else 'netCDF-3'} "
+                         f"file from object storage needs {package} (pip install {package})") from None
+    return engine
+
+
 @contextmanager
 def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     """The xarray Dataset of the netCDF file at ``loc`` (closed at the end); ``kwargs`` go to
@@ -78,18 +101,8 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     if loc.is_local:
         target: Any = loc.root
     else:
-        engine, package = _ENGINES[kind]
-        try:
-            __import__(package)
-        except ImportError:
-            raise UsageError(f"{loc.display}: reading a {'netCDF-4' if kind == 'HDF5' else 'netCDF-3'} "
-                             f"file from object storage needs {package} (pip install {package})") from None
-        kwargs.setdefault("engine", engine)
-        try:
-            handle = loc.fs.open(loc.root, "rb", block_size=BLOCK_BYTES, cache_type="blockcache",
-                                 cache_options={"maxblocks": BLOCKS})
-        except Exception as e:  # noqa: BLE001 - said the tools' way
-            raise loc.fault(e, "", "open") from None
+        kwargs.setdefault("engine", remote_engine(loc, kind))
+        handle = open_remote(loc)
         target = handle
     try:
         try:
@@ -107,6 +120,14 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     finally:
         if handle is not None:
             handle.close()
+
+
+def storage_fault(loc: Location, e: BaseException) -> BaseException | None:
+    """The tools' error for ``e`` if the storage client raised it while a reader read the
+    remote file at ``loc`` (the service gone, access denied ...), else None."""
+    if isinstance(e, (StorageError, UsageError)):
+        return e
+    return loc.fault(e, "", "read") if _is_storage(e) else None
 
 
 def _is_storage(e: BaseException) -> bool:
