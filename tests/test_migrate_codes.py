@@ -181,3 +181,36 @@ def test_no_numpy_repr_in_any_message(tmp_path: Path, capsys) -> None:
         text = captured.out + captured.err
         assert not NUMPY_REPR.search(text), (argv, text)
         assert "Traceback" not in text and "unexpected" not in text, (argv, text)
+
+
+def test_nan_and_the_fill_value_get_codes_of_their_own(tmp_path: Path, capsys) -> None:
+    """Asked for both, NaN and an out-of-packing fill value must not share a code (the fill
+    value would then read back as NaN); a code the map already gives away is not free either."""
+    src = tmp_path / "both.zarr"
+    before = _packed(src, fill=0.0, offset=250, scale=1, astype="|u1", dtype="<f8")
+    out = tmp_path / "o.zarr"
+    report = migrate(src, out, nan_code={"": "auto"}, fill_code="auto")  # "": the root array
+    assert report.arrays[0].read_only is None, report.arrays[0].read_only
+    smap = json.loads((out / "zarr.json").read_text())["codecs"][1]["configuration"]["scalar_map"]
+    codes = [code for _, code in smap["encode"]]
+    assert len(codes) == 2 and len(set(codes)) == 2 and len(smap["decode"]) == 2, smap
+    with quiet():
+        assert same(zarr.open_array(str(out), mode="r")[:], before)
+    _write(out, slice(30, 33), [np.nan, 0.0, 260.0])  # the missing chunk: fill value 0
+    with quiet():
+        got = zarr.open_array(str(out), mode="r")[:]
+    assert np.isnan(got[30]) and got[31] == 0.0 and got[32] == 260.0 and got[35] == 0.0
+    # a code given explicitly that the map already gives NaN is refused, naming a free one
+    assert main(["migrate", str(src), str(tmp_path / "p.zarr"), "--nan-code", "/=255",
+                 "--fill-code", "255"]) == 2
+    err = capsys.readouterr().err
+    assert "--fill-code 255" in err and "already stands for NaN" in err and "Traceback" not in err
+    assert not (tmp_path / "p.zarr").exists()
+
+
+def test_a_fill_code_for_an_array_without_a_cast_names_the_fill_value(tmp_path: Path) -> None:
+    with quiet():
+        g = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=2)
+        g.create_array("plain", shape=(4,), dtype="f8", fill_value=0.0)[:] = 1.0
+    with pytest.raises(UsageError, match="no cast to integers to give its fill value a code in"):
+        migrate(tmp_path / "g.zarr", tmp_path / "o.zarr", fill_code={"plain": "auto"})

@@ -351,6 +351,7 @@ def test_normalize_leaves_an_array_whose_chunks_cannot_be_read(tmp_path: Path, c
     (["--nan-code", ""], "give an integer code"),
     (["--nan-code", "t=1.5"], "give an integer code"),
     (["--nan-code", "1", "--nan-code", "2"], "given twice"),
+    (["--nan-code", "=1"], "has no array / (its root); its arrays are"),
     (["--finish", "--rewrite"], "no migration options"),
     (["--finish", "--no-verify"], "cannot skip that"),
 ])
@@ -407,3 +408,110 @@ def test_the_work_on_a_run_can_travel_to_another_process(store) -> None:
         assert compare_run(source, target, sel, name="t") is None
     with quiet():
         assert same(target[...], want["t"])
+
+
+def _two_plain_arrays(path: Path) -> None:
+    """Two uncompressed arrays: a chunk rewritten with other values keeps its size."""
+    with quiet():
+        g = zarr.open_group(str(path), mode="w", zarr_format=2)
+        for name in ("a", "b"):
+            g.create_array(name, shape=(40,), chunks=(10,), dtype="<i4", compressors=None,
+                           fill_value=0)[:] = np.arange(40)
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_a_source_changed_since_the_interrupted_run_is_not_trusted(tmp_path: Path, small_runs,
+                                                                   monkeypatch, rewrite: bool) -> None:
+    """The runs the journal names were verified against the source as it was; a chunk of the
+    source rewritten since (same key, same size: uncompressed) must not be taken on faith."""
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    _two_plain_arrays(src)
+    if rewrite:
+        from zarr.storage import LocalStore
+
+        real = LocalStore.set
+
+        async def set_(self, key, value):
+            if key.startswith("b/") and not key.endswith("/0"):
+                raise Interrupt
+            return await real(self, key, value)
+
+        monkeypatch.setattr(LocalStore, "set", set_)
+    else:
+        _interrupt_after(monkeypatch, "copy_to", 5)  # a verified and journaled, b begun
+    with pytest.raises(Interrupt):
+        migrate(src, dst, rewrite=rewrite)
+    monkeypatch.undo()
+    os.environ["NUMCODECS_EXT_RUN_BYTES"] = "1"
+    assert '"a":{"0"' in (dst / ".numcodecs-ext-migrate.json").read_text()
+    size = (src / "a" / "0").stat().st_size
+    with quiet():
+        zarr.open_array(str(src / "a"), mode="r+", zarr_format=2)[:10] = np.arange(10) * 7
+    assert (src / "a" / "0").stat().st_size == size
+    report = migrate(src, dst, rewrite=rewrite)
+    assert report.verified and report.resumed is None
+    assert any("changed since" in n for n in report.notes)
+    with quiet():
+        got = zarr.open_array(str(dst / "a"), mode="r", zarr_format=3)[:]
+    assert same(got, np.concatenate([np.arange(10) * 7, np.arange(10, 40)]).astype("<i4"))
+
+
+def test_a_destination_that_cannot_be_made_is_a_usage_error(store, tmp_path: Path, capsys) -> None:
+    """A destination below a file, or a link to nowhere, exited 1 with a bare errno text."""
+    src, _ = store
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    for dst, words in ((tmp_path / "afile" / "x.zarr", "afile is a file"),
+                       (tmp_path / "dangling", "a link to")):
+        assert main(["migrate", str(src), str(dst), "-q"]) == 2, dst
+        err = capsys.readouterr().err
+        assert words in err and "Errno" not in err and "Traceback" not in err, err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_dry_run_writes_nothing_into_an_interrupted_destination(store, monkeypatch, capsys) -> None:
+    """A run interrupted while it wrote the metadata, then a dry run with other options: the
+    dry run says what a real run would do, and removes nothing (it removed the metadata)."""
+    src, want = store
+    dst = src.parent / "v3.zarr"
+    real, count = Location.write, {"n": 0}
+
+    def write(self, key, data):
+        if key.endswith("zarr.json"):
+            count["n"] += 1
+            if count["n"] > 2:
+                raise Interrupt
+        return real(self, key, data)
+
+    monkeypatch.setattr(Location, "write", write)
+    with pytest.raises(Interrupt):
+        migrate(src, dst)
+    monkeypatch.undo()
+    before = hashes(dst)
+    assert len([k for k in before if k.endswith("zarr.json")]) == 2
+    assert main(["migrate", str(src), str(dst), "--dry-run", "--wrap", "-q"]) == 0
+    assert "interrupted migration of another plan" in capsys.readouterr().err
+    assert hashes(dst) == before
+    assert main(["migrate", str(src), str(dst), "--wrap", "-q"]) == 0  # the real run redoes it all
+    assert check_complete_or_absent(dst, want) == "complete"
+
+
+def test_the_source_stamps_see_a_rewrite_on_fsspec_stores_too(tmp_path: Path) -> None:
+    """What a resumed run trusts on object stores: the listing's ETag, generation or time (the
+    memory filesystem has its creation time), never the size alone."""
+    import time
+
+    from numcodecs_ext.migrate.journal import source_stamps
+
+    root = f"memory://stamps-{os.getpid()}-{tmp_path.name}"
+    location = Location.parse(root)
+    try:
+        location.write("a/0", b"abc")
+        before = source_stamps(location, ["a/0"])
+        assert before is not None and before == source_stamps(location, ["a/0"])
+        time.sleep(0.01)  # (the memory filesystem's clock: a new object is a later one)
+        location.write("a/0", b"xyz")
+        assert source_stamps(location, ["a/0"]) != before
+        assert source_stamps(location, ["a/1"]) != source_stamps(location, ["a/0"])  # gone
+    finally:
+        location.fs.rm(location.root, recursive=True)

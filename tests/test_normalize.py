@@ -204,3 +204,112 @@ def test_nan_code_repairs_a_read_only_array(tmp_path: Path, capsys) -> None:
         a[0] = 251.0
         a[1] = np.nan
         assert a[0] == np.float32(251.0) and np.isnan(a[1]) and a[5] == before[5]
+
+
+def _consolidated_store(root: Path) -> dict[str, np.ndarray]:
+    with quiet():
+        g = zarr.open_group(str(root), mode="w")
+        g.create_group("sub")
+        out = {}
+        for path, offset in (("a", 250), ("sub/b", 260)):
+            out[path] = _adapter_array(root / path, np.linspace(offset, offset + 50, 40).astype("f4"), 8,
+                                       [FixedScaleOffset(offset=offset, scale=100, dtype="<f4", astype="<u2")],
+                                       fill_value=float("nan"))
+        g.attrs["title"] = "t"
+        zarr.consolidate_metadata(str(root))
+    return out
+
+
+def _consolidated_codecs(root: Path) -> dict[str, list[str]]:
+    entries = json.loads((root / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    return {k: [c["name"] for c in v["codecs"]] for k, v in entries.items() if v.get("node_type") == "array"}
+
+
+def test_an_interrupted_normalize_brings_the_consolidated_metadata_up_to_date(tmp_path: Path, monkeypatch) -> None:
+    """Arrays are written first, the groups' consolidated metadata after them: a run stopped
+    between the two left consolidated metadata naming the old codecs, and running it again
+    found nothing to do, so xarray and open_consolidated kept reading the old codecs."""
+    from numcodecs_ext.tools.storage import Location
+
+    root = tmp_path / "c.zarr"
+    want = _consolidated_store(root)
+    real, count = Location.write, {"n": 0}
+
+    class Interrupt(BaseException):
+        pass
+
+    def write(self, key, data):
+        count["n"] += 1
+        if count["n"] > 2:  # both arrays written, the root's consolidated metadata not
+            raise Interrupt
+        return real(self, key, data)
+
+    monkeypatch.setattr(Location, "write", write)
+    with pytest.raises(Interrupt):
+        normalize(root, nan_code="auto")
+    monkeypatch.undo()
+    assert all(c[0] == "numcodecs.fixedscaleoffset" for c in _consolidated_codecs(root).values())
+    report = normalize(root, nan_code="auto")
+    assert not report.left
+    assert _consolidated_codecs(root) == {"a": ["cast_value", "scale_offset", "cast_value", "bytes", "zstd"],
+                                          "sub/b": ["cast_value", "scale_offset", "cast_value", "bytes", "zstd"]}
+    entries = json.loads((root / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    for path in want:
+        assert entries[path] == json.loads((root / path / "zarr.json").read_text())
+    with quiet():
+        g = zarr.open_consolidated(str(root), mode="r+")
+        for path, values in want.items():
+            assert same(g[path][:], values)
+            g[path][0] = np.nan  # writable through the consolidated metadata too (NaN has its code)
+
+
+def test_one_array_without_a_free_code_is_left_and_the_others_are_normalized(tmp_path: Path, capsys) -> None:
+    root = tmp_path / "g.zarr"
+    with quiet():
+        zarr.open_group(str(root), mode="w")
+    full = np.arange(256, dtype="f4")
+    _adapter_array(root / "full", np.concatenate([full, np.full(44, np.nan, "f4")]), 50,
+                   [FixedScaleOffset(offset=0, scale=1, dtype="<f4", astype="|u1")], fill_value=float("nan"))
+    good = _adapter_array(root / "good", np.linspace(250, 300, 40).astype("f4"), 8,
+                          [FixedScaleOffset(offset=250, scale=100, dtype="<f4", astype="<u2")],
+                          fill_value=float("nan"))
+    full_doc = (root / "full" / "zarr.json").read_bytes()
+    assert main(["normalize", str(root), "--nan-code", "auto", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert "1 arrays changed" in captured.out
+    assert "full: " in captured.err and "none is free for NaN" in captured.err
+    assert (root / "full" / "zarr.json").read_bytes() == full_doc
+    meta = json.loads((root / "good" / "zarr.json").read_text())
+    assert meta["codecs"][2]["configuration"]["scalar_map"] == {"encode": [["NaN", 65535]],
+                                                                "decode": [[65535, "NaN"]]}
+    assert same(_read(root / "good"), good)
+
+
+def test_a_sharded_array_gets_its_nan_code_too(tmp_path: Path) -> None:
+    """The codes of a sharded array are read through the sharding codec: its inner chain cut
+    down to the stored integers (they could not be told apart, and the array was left)."""
+    root = tmp_path / "s.zarr"
+    values = np.linspace(250, 300, 64).astype("f4")
+    values[3] = np.nan
+    with quiet():
+        z = zarr.create_array(str(root), shape=(64,), chunks=(8,), shards=(32,), dtype="f4",
+                              fill_value=float("nan"),
+                              filters=[FixedScaleOffset(offset=250, scale=100, dtype="<f4", astype="<u2")])
+        z[:40] = values[:40]  # NaN written as numcodecs casts it (code 0 here), the rest missing
+        before = z[:]
+    codes = np.round((values[36:40] - 250) * 100).astype("u2")  # what the last shard holds
+    doc = (root / "zarr.json").read_bytes()
+    with pytest.raises(UsageError, match=f"holds the code {codes[-1]} in its stored chunks"):
+        normalize(root, nan_code=int(codes[-1]))  # the scan reads every shard
+    assert (root / "zarr.json").read_bytes() == doc
+    report = normalize(root, nan_code="auto")
+    assert not report.left, report.left[0].left if report.left else None
+    assert "code 65535" in report.changed[0].notes[0]
+    inner = json.loads((root / "zarr.json").read_text())["codecs"][0]["configuration"]["codecs"]
+    assert inner[2]["configuration"]["scalar_map"] == {"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}
+    assert same(_read(root), before)
+    with quiet():
+        a = zarr.open_array(str(root), mode="r+")
+        a[50] = np.nan
+        a[51] = 260.0
+        assert np.isnan(a[50]) and a[51] == np.float32(260.0) and same(a[:40], before[:40])

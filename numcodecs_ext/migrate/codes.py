@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ import numpy as np
 from ..dtypes import dtype_name, int_range, scalar_from_json, scalar_to_json, v3_dtype_from_json
 from .text import number
 
-__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray",
+__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray", "mapped_codes",
            "parse_code_option", "scan_codes", "with_code"]
 
 #: array -> array codecs whose effect on a scalar numcodecs_ext can compute (through its own
@@ -208,19 +208,34 @@ def existing_code(metadata: dict[str, Any], where: tuple[int, ...], index: int, 
     return None
 
 
+def mapped_codes(metadata: dict[str, Any], where: tuple[int, ...], index: int) -> dict[int, str]:
+    """The stored codes that cast's scalar_map already gives a value, either way: {code: the
+    value, in words} (no other value can have them)."""
+    smap = (chain_at(metadata, where)[index].get("configuration") or {}).get("scalar_map") or {}
+    out: dict[int, str] = {}
+    for code, value in [(v, k) for k, v in smap.get("encode", [])] + [tuple(e) for e in smap.get("decode", [])]:
+        try:
+            out.setdefault(int(code), "NaN" if value == "NaN" else str(value))
+        except (TypeError, ValueError):  # a hex or NaN code: not one an integer cast stores
+            continue
+    return out
+
+
 def codes_metadata(metadata: dict[str, Any], where: tuple[int, ...], index: int) -> dict[str, Any] | None:
     """Metadata that reads the stored integers themselves (what the ``cast_value`` at ``index``
     writes): the value codecs before it dropped, the moves (transpose) kept, or None where a
-    codec before it changes more than values."""
+    codec before it changes more than values. In a sharded array (``where``: the sharding
+    codec), the codecs before the sharding codec must be moves only."""
     chain = chain_at(metadata, where)
     before = chain[:index]
     if any(c.get("name") not in (*_VALUE_CODECS, *_SHAPE_CODECS, "bitround") for c in before):
         return None
+    outer = metadata["codecs"][:where[0]] if where else []
+    if len(where) > 1 or any(c.get("name") not in _SHAPE_CODECS for c in outer):
+        return None  # the outer codecs would see the integers where they expect the array's type
     target = v3_dtype_from_json((chain[index].get("configuration") or {}).get("data_type"))
     kept = [c for c in before if c.get("name") in _SHAPE_CODECS] + chain[index + 1:]
     out = _with_chain(metadata, where, kept)
-    if where:  # a sharded array: the outer codecs see the array's type
-        return None
     out.update({"data_type": dtype_name(target), "fill_value": 0, "attributes": {}})
     return out
 
@@ -254,14 +269,30 @@ class CodeUse:
     hi: int | None = None
     asked: dict[int, bool] | None = None
     chunks: int = 0
+    taken: set[int] = field(default_factory=set)  # codes of the scalar_map (wide types)
 
     def used(self, code: int) -> bool:
         lo, hi = int_range(self.dtype)
         if self.seen is not None:
             return bool(self.seen[code - lo])
+        if code in self.taken:
+            return True
         if self.asked is not None and code in self.asked:
             return self.asked[code]
         return self.lo is not None and self.lo <= code <= self.hi  # (conservative)
+
+    def reserve(self, codes: Iterable[int]) -> None:
+        """Mark ``codes`` as taken (by the scalar_map) though no stored chunk holds them."""
+        lo, hi = int_range(self.dtype)
+        for code in codes:
+            if not lo <= code <= hi:
+                continue
+            if self.seen is not None:
+                self.seen[code - lo] = True
+            elif self.asked is not None and code in self.asked:
+                self.asked[code] = True
+            else:
+                self.taken.add(int(code))
 
     def add(self, codes: np.ndarray) -> None:
         if codes.size == 0:
@@ -292,12 +323,12 @@ def choose_code(use: CodeUse) -> int | None:
     type, the bottom of a signed one, then inwards from both ends; None if every code is used."""
     lo, hi = int_range(use.dtype)
     ends = [hi, lo] if use.dtype.kind == "u" else [lo, hi]
-    if use.seen is None:
-        if use.lo is None:
-            return ends[0]
-        for end in ends:
-            if not use.lo <= end <= use.hi:
-                return end
+    if use.seen is None:  # wide types: the ends, and next to them, outside the stored range
+        for step in range(64):
+            for end in ends:
+                code = end - step if end == hi else end + step
+                if not use.used(code):
+                    return code
         return None
     free = np.flatnonzero(~use.seen) + lo
     if free.size == 0:
@@ -318,7 +349,7 @@ def scan_codes(view: Any, present: Iterable[str] | dict[str, int], *, asked: Ite
     use = new_use(dtype, asked)
     keys = set(present)
     prefix = f"{view.path}/" if view.path else ""
-    chunks = list(array.chunks)
+    chunks = list(array.shards or array.chunks)  # what the stored keys name: shards, if any
     shape = list(array.shape)
     for _, sel in runs(shape, chunks, itemsize=dtype.itemsize):
         coords = list(chunk_coords(sel, chunks))

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..dtypes import dtype_name
 
-__all__ = ["NotExpressible", "adapter_codec", "filter_codecs"]
+__all__ = ["NotExpressible", "adapter_codec", "filter_codecs", "works_on_bytes"]
 
 MATCHES = ("decode", "encode")
 #: numcodecs_ext's array -> array codecs in zarr v2 filters: numcodecs id -> zarr v3 spec name
@@ -67,6 +67,27 @@ def adapter_codec(config: Mapping[str, Any]) -> dict[str, Any]:
     migration and its adapter write it."""
     return {"name": f"numcodecs.{config['id']}",
             "configuration": {k: v for k, v in config.items() if k != "id"}}
+
+
+def works_on_bytes(codec: Mapping[str, Any]) -> bool:
+    """Whether zarr implements the v3 ``codec`` as a bytes -> bytes codec (numcodecs' Shuffle
+    and compressors, even where a v2 array lists them among its filters); False where zarr has
+    no implementation of it (it is then refused when the metadata is opened).
+
+    >>> works_on_bytes({"name": "numcodecs.shuffle"}), works_on_bytes({"name": "numcodecs.delta"})
+    (True, False)
+    """
+    import warnings
+
+    from zarr.abc.codec import BytesBytesCodec
+    from zarr.registry import get_codec_class
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zarr's note that numcodecs codecs lack a spec
+            return issubclass(get_codec_class(str(codec.get("name"))), BytesBytesCodec)
+    except (KeyError, ValueError, TypeError):  # no implementation (zarr's UnknownCodecError is a KeyError)
+        return False
 
 
 def filter_codecs(config: Mapping[str, Any], dtype: Any, *, match: str = "decode",

@@ -25,7 +25,7 @@ from ..tools.progress import Progress
 from ..tools.staging import commit_order
 from ..tools.storage import Location
 from .plan import ArrayPlan, StoreIndex, index_store, read_json
-from .prove import MigrationReport, open_source, prove_array, _doc
+from .prove import MigrationReport, _doc, open_source
 from .runs import View, compare_run, runs, values_in
 from .text import error
 

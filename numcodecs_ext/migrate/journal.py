@@ -2,14 +2,14 @@
 
 Before it writes any chunk, ``migrate SRC DST`` writes a journal at ``DST/.numcodecs-ext-migrate.json``
 naming its plan (a digest of every planned ``zarr.json``, the options, and the source's chunk
-keys and sizes). As each run of chunks is written *and verified*, its number goes into the
+keys, sizes and stamps: what tells whether an object changed, see :func:`source_stamps`). As each run of chunks is written *and verified*, its number goes into the
 journal with a digest of the destination's chunk keys and sizes in that run. The journal is
 rewritten whole (atomically) now and then, so after a kill it names only runs that were verified.
 
 Running the same command again finds the journal: with the same plan, each run the journal
 names whose chunks are still there, with the same keys and sizes, is skipped; every other run
 is written and verified again. With another plan (other options, or a source that changed) no
-run is trusted. Metadata is written only once every run is verified, and the journal is removed
+run is trusted, and neither where the source's filesystem gives no stamps. Metadata is written only once every run is verified, and the journal is removed
 last: a store with metadata and no journal is complete.
 
 The journal is no zarr document: it does not make the destination open as an array or group.
@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JOURNAL", "Journal", "plan_digest", "run_digest"]
+__all__ = ["JOURNAL", "Journal", "plan_digest", "run_digest", "source_stamps"]
 
 JOURNAL = ".numcodecs-ext-migrate.json"
 FORMAT = "numcodecs-ext migrate journal 1"
@@ -41,6 +42,54 @@ def plan_digest(parts: Any) -> str:
     """A digest of a JSON-able description of the plan."""
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+#: object details, from fsspec's listings, that change whenever an object is written again
+#: (the first one present is the stamp): S3 / Azure ETags, GCS generations, modification times
+_STAMP_KEYS = ("ETag", "etag", "generation", "md5Hash", "VersionId", "LastModified",
+               "last_modified", "mtime", "updated", "created")
+
+
+def source_stamps(location: Any, keys: Iterable[str]) -> str | None:
+    """A digest of what changes whenever one of ``keys`` (objects of ``location``) is written
+    again, even with the same size: on a local disk each file's modification and change times
+    and inode; on object stores its ETag, generation or modification time. None if the
+    filesystem tells none of these (a resumed run then trusts no chunk). Streams: memory does
+    not grow with the number of keys on a local disk.
+
+    >>> import tempfile
+    >>> from numcodecs_ext.tools.storage import Location
+    >>> loc = Location.parse(tempfile.mkdtemp())
+    >>> loc.write("0", b"abc")
+    >>> before = source_stamps(loc, ["0"])
+    >>> loc.write("0", b"xyz")                      # same size, other bytes
+    >>> before == source_stamps(loc, ["0"]), source_stamps(loc, ["0"]) == source_stamps(loc, ["0"])
+    (False, True)
+    """
+    h = hashlib.sha256()
+    if location.is_local:
+        for key in sorted(keys):
+            try:
+                st = os.stat(location.child(key).root)
+                stamp = f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
+            except OSError:
+                stamp = "gone"
+            h.update(f"{key}\0{stamp}\n".encode())
+        return h.hexdigest()
+    base = location.root.rstrip("/")
+    try:
+        found = location.fs.find(base, detail=True)
+    except FileNotFoundError:
+        found = {}
+    infos = {(p[len(base):].lstrip("/") if p.startswith(base) else p): i for p, i in found.items()}
+    for key in sorted(keys):
+        info = infos.get(key)
+        stamp = "gone" if info is None else next(
+            (info[k] for k in _STAMP_KEYS if info.get(k) not in (None, "")), None)
+        if stamp is None:
+            return None
+        h.update(f"{key}\0{stamp}\n".encode())
+    return h.hexdigest()
 
 
 def run_digest(sizes: Mapping[str, int] | Iterable[tuple[str, int]]) -> str:

@@ -76,6 +76,7 @@ class NormalizeReport:
     arrays: list[NormalizePlan] = field(default_factory=list)
     read_only: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[NormalizePlan]:
@@ -87,9 +88,9 @@ class NormalizeReport:
 
 
 def _native_dtype(data_type: Any) -> np.dtype:
-    from zarr.core.dtype import get_data_type_from_json
+    from zarr.dtype import data_type_registry
 
-    return get_data_type_from_json(data_type, zarr_format=3).to_native_dtype()
+    return data_type_registry.match_json(data_type, zarr_format=3).to_native_dtype()
 
 
 def _normalized_chain(codecs: list[Any], dtype: np.dtype, match: str, wrap: bool) -> list[Any]:
@@ -169,7 +170,9 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
     for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
         if unknown:
-            raise UsageError(f"{option}: {location} has no array {', '.join(sorted(unknown))}")
+            raise UsageError(f"{option}: {location} has no array "
+                             f"{', '.join(p or '/ (its root)' for p in sorted(unknown))}; its arrays are "
+                             f"{', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
     report = NormalizeReport(dry_run=dry_run)
     todo: list[tuple[NormalizePlan, ArrayPlan, dict[str, Any]]] = []
     for path in sorted(index.arrays):
@@ -187,6 +190,10 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
             apply_codes(plan, location, nan_code=nan_codes, fill_code=fill_codes, progress=progress)
         except NotExpressible as e:
             entry.left = plain(str(e))
+            report.arrays.append(entry)
+            continue
+        except ToolError as e:  # no free code, codes that cannot be read: this array only
+            entry.left = plain(str(e).removeprefix(f"array {name}: "))
             report.arrays.append(entry)
             continue
         except (KeyError, TypeError, ValueError) as e:
@@ -228,14 +235,47 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
             if not dry_run:
                 location.write(plan.key, json.dumps(plan.metadata, indent=2).encode())
             written[plan.path] = plan.metadata
-    if written and not dry_run:
-        _update_consolidated(location, index, written)
+    current = {**index.arrays, **written}
+    updated = _update_consolidated(location, index, current, dry_run=dry_run)
+    if updated:
+        verb = "would bring" if dry_run else "brought"
+        report.notes.append(f"{verb} the consolidated metadata up to date for "
+                            f"{len(updated)} arrays ({', '.join(updated)})")
     return report
 
 
-def _update_consolidated(location: Location, index: Any, written: dict[str, dict[str, Any]]) -> None:
-    """Groups whose zarr.json holds consolidated metadata get the new codecs of the arrays below
-    them (written after the arrays, the deepest group first)."""
+def _without_maps(codecs: Any) -> Any:
+    """``codecs`` without the scalar_map of any cast_value (inside sharding too)."""
+    if isinstance(codecs, list):
+        return [_without_maps(c) for c in codecs]
+    if not isinstance(codecs, dict):
+        return codecs
+    out = dict(codecs)
+    configuration = out.get("configuration")
+    if isinstance(configuration, dict):
+        configuration = {k: _without_maps(v) for k, v in configuration.items() if k != "scalar_map"}
+        out["configuration"] = configuration
+    return out
+
+
+def _stale(entry: Any, doc: Any) -> bool:
+    """Whether the consolidated ``entry`` of an array is its zarr.json ``doc`` as it was before
+    normalize changed it: different codecs only, and the difference one that normalize makes
+    (numcodecs names that the zarr.json no longer has, or a code given to NaN or the fill value)."""
+    if not isinstance(entry, dict) or not isinstance(doc, dict) or entry.get("codecs") == doc.get("codecs"):
+        return False
+    if any(entry.get(k) != doc.get(k) for k in set(entry) | set(doc) if k != "codecs"):
+        return False
+    old, new = entry.get("codecs") or [], doc.get("codecs") or []
+    return (_has_numcodecs(old) and not _has_numcodecs(new)) or _without_maps(old) == _without_maps(new)
+
+
+def _update_consolidated(location: Location, index: Any, current: dict[str, dict[str, Any]], *,
+                         dry_run: bool = False) -> list[str]:
+    """Groups whose zarr.json holds consolidated metadata get the codecs of the arrays below them
+    that normalize changed, in this run or in an earlier one that was interrupted before it got
+    here (written after the arrays, the deepest group first). Returns the arrays updated."""
+    updated: list[str] = []
     for group in sorted(index.groups, key=lambda g: -(g.count("/") + (g != ""))):
         key = f"{group}/zarr.json" if group else "zarr.json"
         try:
@@ -249,11 +289,14 @@ def _update_consolidated(location: Location, index: Any, written: dict[str, dict
         changed = False
         for rel, meta in entries.items():
             full = f"{group}/{rel}" if group else rel
-            if full in written and isinstance(meta, dict):
-                meta["codecs"] = written[full]["codecs"]
+            if full in current and _stale(meta, current[full]):
+                meta["codecs"] = current[full]["codecs"]
                 changed = True
-        if changed:
+                if full not in updated:
+                    updated.append(full)
+        if changed and not dry_run:
             location.write(key, json.dumps(doc, indent=2).encode())
+    return updated
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -292,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     elif not left:
         print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
               + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))
+    for note in report.notes:
+        print(note)
     for name, why in report.read_only:
         print(f"note: array {name} will be read-only: {why}", file=sys.stderr)
     if left:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location
-from .filters import NotExpressible, adapter_codec, filter_codecs
+from .filters import NotExpressible, adapter_codec, filter_codecs, works_on_bytes
 from .journal import JOURNAL
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
@@ -38,6 +38,8 @@ V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
 METADATA = (*V2_FILES, "zarr.json")
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 _DIMENSIONS = "_ARRAY_DIMENSIONS"
+#: object codecs of zarr v2 that are zarr v3 array -> bytes codecs of the same name and bytes
+_OBJECT_CODECS = ("vlen-utf8", "vlen-bytes")
 _TEMPORARY = re.compile(r"\.[0-9a-f]{12,32}\.partial$")
 
 
@@ -56,7 +58,8 @@ def read_json(location: Location, key: str) -> Any:
         raise ToolError(f"{location.child(key)}: cannot be read ({e.strerror or e})") from None
 
 
-def _join(path: str, name: str) -> str:
+def key_in(path: str, name: str) -> str:
+    """The key of the document or chunk ``name`` of the node at ``path`` ("" is the root)."""
     return f"{path}/{name}" if path else name
 
 
@@ -69,7 +72,7 @@ class GroupPlan:
 
     @property
     def key(self) -> str:
-        return _join(self.path, "zarr.json")
+        return key_in(self.path, "zarr.json")
 
 
 @dataclass
@@ -89,7 +92,7 @@ class ArrayPlan:
 
     @property
     def key(self) -> str:
-        return _join(self.path, "zarr.json")
+        return key_in(self.path, "zarr.json")
 
     @property
     def name(self) -> str:
@@ -101,7 +104,8 @@ class ArrayPlan:
 
     @property
     def itemsize(self) -> int:
-        return self.dtype.itemsize
+        """Bytes per value, for the size of runs (variable-length values: a generous guess)."""
+        return max(self.dtype.itemsize, 64) if self.dtype.kind in "OT" else self.dtype.itemsize
 
     @property
     def shape(self) -> list[int]:
@@ -205,7 +209,7 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
     patterns: dict[str, tuple[int, str, str]] = {}
     if v3_arrays:
         for node in sorted(index.v3):
-            doc = read_json(location, _join(node, "zarr.json"))
+            doc = read_json(location, key_in(node, "zarr.json"))
             if isinstance(doc, dict) and doc.get("node_type") == "array":
                 index.arrays[node] = doc
                 pattern = _v3_chunk_pattern(doc)
@@ -215,7 +219,7 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
                 index.groups.append(node)
     else:
         for path in index.arrays:
-            zarray = read_json(location, _join(path, ".zarray"))
+            zarray = read_json(location, key_in(path, ".zarray"))
             index.arrays[path] = zarray
             shape = zarray.get("shape") if isinstance(zarray, dict) else None
             separator = (zarray.get("dimension_separator") if isinstance(zarray, dict) else None) or "."
@@ -276,16 +280,18 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
-def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, Any]:
+def _zdtype_json(zarray: dict[str, Any], notes: list[str],
+                 object_codec: str | None = None) -> tuple[Any, Any, Any]:
     """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
     type machinery; what zarr warns about the type goes to ``notes``."""
     import warnings
 
-    from zarr.core.dtype import get_data_type_from_json
+    from zarr.dtype import data_type_registry
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        zdtype = get_data_type_from_json({"name": zarray["dtype"], "object_codec_id": None}, zarr_format=2)
+        zdtype = data_type_registry.match_json({"name": zarray["dtype"], "object_codec_id": object_codec},
+                                               zarr_format=2)
         fill = zarray.get("fill_value")
         scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
         out = zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
@@ -293,6 +299,27 @@ def _zdtype_json(zarray: dict[str, Any], notes: list[str]) -> tuple[Any, Any, An
         notes.append(f"zarr's v3 data type for {zarray['dtype']} has no published specification "
                      "yet: other zarr implementations may not read it")
     return out
+
+
+def _v2_dtype(spec: Any, where: str) -> np.dtype:
+    """The numpy type of a ``.zarray`` ``dtype``: a type string, or a structured type as zarr v2
+    writes it, a list of ``[name, type]`` lists (which numpy takes only as tuples)."""
+    def numpy_form(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        out = []
+        for entry in value:
+            if not isinstance(entry, list) or len(entry) not in (2, 3):
+                return value  # (numpy says what is wrong)
+            name, kind, *shape = entry
+            out.append((name, numpy_form(kind), *(tuple(s) if isinstance(s, list) else s for s in shape)))
+        return out
+
+    try:
+        return np.dtype(numpy_form(spec))
+    except (TypeError, ValueError) as e:
+        raise ToolError(f"{where}: .zarray has the data type {spec!r}, which is no numpy type "
+                        f"({e})") from None
 
 
 def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
@@ -308,7 +335,7 @@ def _xarray_fill_value(value: Any, dtype: np.dtype) -> Any:
 
 
 def _attributes(location: Location, path: str, index: StoreIndex) -> dict[str, Any]:
-    key = _join(path, ".zattrs")
+    key = key_in(path, ".zattrs")
     if key not in index.v2_files:
         return {}
     attrs = read_json(location, key)
@@ -327,20 +354,32 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         raise ToolError(f"{where}: .zarray is not a JSON object")
     attrs = _attributes(index.location, path, index)
     try:
-        dtype = np.dtype(zarray["dtype"])
         shape, chunks = [int(s) for s in zarray["shape"]], [int(c) for c in zarray["chunks"]]
-    except (KeyError, TypeError, ValueError) as e:
-        raise ToolError(f"{where}: .zarray lacks a valid {e}") from None
+    except KeyError as e:
+        raise ToolError(f"{where}: .zarray lacks {e}") from None
+    except (TypeError, ValueError):
+        raise ToolError(f"{where}: .zarray has shape {zarray.get('shape')!r} and chunks "
+                        f"{zarray.get('chunks')!r}: lists of whole numbers are needed") from None
+    if "dtype" not in zarray:
+        raise ToolError(f"{where}: .zarray lacks 'dtype'")
+    dtype = _v2_dtype(zarray["dtype"], where)
     if len(shape) != len(chunks) or any(s < 0 for s in shape) or any(c < 1 for c in chunks):
         raise ToolError(f"{where}: .zarray has shape {shape} and chunks {chunks}, which do not "
                         "describe a chunk grid")
+    filters = list(zarray.get("filters") or [])
+    # an object array's first filter turns its values into bytes: zarr v3's array -> bytes codec
+    object_codec = None
     if dtype.kind == "O":
-        raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through the "
-                             f"filter {((zarray.get('filters') or [{}])[0] or {}).get('id')}) is not "
-                             "migrated; fixed-size types only")
+        object_codec = (filters[0] if filters and isinstance(filters[0], dict) else {}).get("id")
+        if object_codec not in _OBJECT_CODECS:
+            raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through "
+                                 f"the filter {object_codec}) is not migrated: zarr v3 has "
+                                 "variable-length strings (vlen-utf8) and bytes (vlen-bytes), and "
+                                 "fixed-size types")
+        filters = filters[1:]
     notes: list[str] = []
     try:
-        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes)
+        data_type, fill_value, fill_scalar = _zdtype_json(zarray, notes, object_codec)
     except (ValueError, TypeError, KeyError) as e:
         raise NotExpressible(f"{where}: zarr has no v3 form of data type {zarray['dtype']} with "
                              f"fill value {zarray.get('fill_value')} ({e})") from None
@@ -353,7 +392,12 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         codecs.append({"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}})
         before.append("order F")
     current = dtype
-    for config in zarray.get("filters") or []:
+    on_bytes: list[dict[str, Any]] = []  # filters that zarr v3 runs after the bytes codec
+    if object_codec is not None:
+        before.append(object_codec)
+    for config in filters:
+        if not isinstance(config, dict):
+            raise ToolError(f"{where}: .zarray has a filter that is not a JSON object: {config!r}")
         before.append(str(config.get("id")))
         try:
             mapped, current = filter_codecs(config, current, match=match, wrap=wrap)
@@ -364,12 +408,23 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
             mapped = [adapter_codec(config)]
             out_key = {"fixedscaleoffset": "astype", "astype": "encode_dtype"}.get(config.get("id"))
             current = np.dtype(config[out_key]) if out_key else current
-        codecs.extend(mapped)
-    codecs.append(_bytes_codec(current))
+        for codec in mapped:
+            if works_on_bytes(codec):
+                on_bytes.append(codec)
+            elif on_bytes or object_codec is not None:
+                raise NotExpressible(f"{where}: the filter {config.get('id')} comes after "
+                                     f"{(on_bytes[-1]['name'] if on_bytes else object_codec).removeprefix('numcodecs.')}, "
+                                     "which works on bytes: zarr v3 runs every array filter before "
+                                     "the codec that makes bytes, so no v3 codec chain reads these chunks")
+            else:
+                codecs.append(codec)
+    codecs.append({"name": object_codec} if object_codec is not None else _bytes_codec(current))
+    codecs.extend(on_bytes)
     compressor = zarray.get("compressor")
     if compressor:
         before.append(str(compressor.get("id")))
-        codecs.append(compressor_codec(compressor, current.itemsize))
+        # (the values of an object array reach the compressor as bytes: numcodecs' typesize 1)
+        codecs.append(compressor_codec(compressor, 1 if object_codec else current.itemsize))
     attributes = {k: v for k, v in attrs.items() if k != _DIMENSIONS}
     if _DIMENSIONS in attrs and zarray.get("fill_value") is not None and "_FillValue" not in attrs:
         # xarray masks a v2 array's fill value, but reads a v3 array's from this attribute

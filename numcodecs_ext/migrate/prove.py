@@ -20,9 +20,9 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.storage import Location
 from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
-                    existing_code, new_use, scan_codes, with_code)
+                    existing_code, mapped_codes, scan_codes, with_code)
 from .filters import NotExpressible
-from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, v2_nodes
+from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, key_in, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
 from .text import error, number, plain
 
@@ -61,10 +61,6 @@ class MigrationReport:
         return "\n".join(lines)
 
 
-def _join(path: str, name: str) -> str:
-    return f"{path}/{name}" if path else name
-
-
 def _doc(metadata: dict[str, Any]) -> bytes:
     return json.dumps(metadata, indent=2).encode()
 
@@ -77,7 +73,7 @@ def candidate(location: Location, plan: ArrayPlan, *, writable: bool = False) ->
 def _memory_array(metadata: dict[str, Any]) -> Any:
     """A zarr array with ``metadata`` in memory (nothing on disk), open for writing."""
     import zarr
-    from zarr.core.buffer import cpu
+    from zarr.buffer import cpu
     from zarr.storage import MemoryStore
 
     store = MemoryStore(store_dict={"zarr.json": cpu.Buffer.from_bytes(_doc(metadata))})
@@ -180,6 +176,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         dtype = None
     for option, table in (("--nan-code", nan_code), ("--fill-code", fill_code)):
         nan = option == "--nan-code"
+        what_asked = "NaN" if nan else "its fill value"
         asked = table.get(plan.path, None)
         if asked is None and None in table:  # every array that needs one
             needs = check.reason is not None and check.index is not None
@@ -191,7 +188,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
             found = code_cast(chain_at(plan.metadata, ()), dtype) if dtype is not None else None
             if found is None or not nan:
                 raise UsageError(f"{option} {plan.name}: array {plan.name} "
-                                 + ("has no cast to integers to give NaN a code in"
+                                 + (f"has no cast to integers to give {what_asked} a code in"
                                     if found is None else "needs no code for its fill value"))
             where, index = (), found[0]
         key = "NaN" if nan else check.key
@@ -202,7 +199,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
             continue
         if plan.zarray is not None:  # the v2 chunks, read as v2 down to the codes
             zarray = codes_zarray(plan.zarray)
-            view = View(location, plan.path, 2, {_join(plan.path, ".zarray"): json.dumps(zarray).encode()}) \
+            view = View(location, plan.path, 2, {key_in(plan.path, ".zarray"): json.dumps(zarray).encode()}) \
                 if zarray is not None else None
         else:
             view_meta = codes_metadata(plan.metadata, where, index)
@@ -216,9 +213,15 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         if asked != "auto" and not lo <= int(asked) <= hi:
             raise UsageError(f"{option} {asked}: array {plan.name} stores {target.name} codes, "
                              f"from {lo} to {hi}")
+        taken = mapped_codes(plan.metadata, where, index)  # codes the map gives other values
+        if asked != "auto" and int(asked) in taken:
+            raise UsageError(f"{option} {asked}: in array {plan.name} the code {asked} already "
+                             f"stands for {taken[int(asked)]} in the scalar_map (give each value "
+                             f"its own code, or use {option} auto)")
         with Progress(len(plan.chunks), f"codes {plan.name}", enabled=progress, unit="chunks") as bar:
             use = scan_codes(view, plan.chunks, asked=[] if asked == "auto" else [int(asked)],
                              progress=bar)
+        use.reserve(taken)
         if asked == "auto":
             code = choose_code(use)
             if code is None:
@@ -227,7 +230,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         else:
             code = int(asked)
             if use.used(code):
-                free = choose_code(new_use(target) if use.chunks == 0 else use)
+                free = choose_code(use)
                 hint = f"; {free} is free" if free is not None else ""
                 raise UsageError(f"{option} {asked}: array {plan.name} holds the code {code} in its "
                                  f"stored chunks, where it reads as a value{hint} (or use "
@@ -286,7 +289,7 @@ def plan_store(src: Any, *, match: str = "decode", wrap: bool = False, keep_numc
     for table, option in ((nan_code, "--nan-code"), (fill_code, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
         if unknown:
-            raise UsageError(f"{option}: {location} has no array {', '.join(sorted(unknown))}; its "
+            raise UsageError(f"{option}: {location} has no array {', '.join(p or '/ (its root)' for p in sorted(unknown))}; its "
                              f"arrays are {', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
     for path in sorted(index.arrays):
         plan = array_metadata(index, path, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs)

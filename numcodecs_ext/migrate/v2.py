@@ -39,7 +39,7 @@ from .filters import MATCHES
 from .inplace import finish_in_place, migrate_in_place
 from .plan import v2_nodes
 from .prove import MigrationReport, plan_store, prove_on_source
-from .write import prepare_destination, verify_stores, write_store
+from .write import prepare_destination, run_plan, verify_stores, write_store
 
 __all__ = ["MigrationReport", "migrate", "plan_store", "verify"]
 
@@ -154,11 +154,8 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
         if verify_result:
             prove_on_source(source, report, progress=progress)
         if target is not None and target.exists():
-            from .journal import plan_digest
-            from .write import _plan_parts
-
-            state = prepare_destination(target, report, source=source,
-                                        plan=plan_digest(_plan_parts(report, rewrite, verify_result)))
+            plan = run_plan(report, source, rewrite_all=rewrite, verify=verify_result)
+            state = prepare_destination(target, report, source=source, plan=plan)
             if state.journal is not None:
                 report.notes.append(f"{target} holds an interrupted run of this migration: it "
                                     "would be resumed")

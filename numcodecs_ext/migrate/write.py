@@ -20,13 +20,13 @@ from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.progress import Progress
 from ..tools.staging import StagedStore, commit_order, is_metadata_key
 from ..tools.storage import Location
-from .journal import JOURNAL, Journal, plan_digest, run_digest
-from .plan import ArrayPlan, index_store
+from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
+from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, candidate, open_source, write_refused
 from .runs import View, chunk_coords, compare_run, quiet, runs, values_in
 from .text import error, region
 
-__all__ = ["prepare_destination", "write_store"]
+__all__ = ["prepare_destination", "run_plan", "write_store"]
 
 
 class _Recording(StagedStore):
@@ -49,10 +49,24 @@ class _Recording(StagedStore):
         self.sizes[key] = None
 
 
-def _plan_parts(report: MigrationReport, rewrite_all: bool, verify: bool) -> dict[str, Any]:
-    return {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
-            "groups": [[g.path, g.metadata] for g in report.groups],
-            "rewrite": rewrite_all, "verify": verify}
+class RunPlan:
+    """What a journal's plan must equal for its runs to be trusted: ``digest`` covers every
+    planned document, the options, and the source's chunks (keys, sizes and stamps);
+    ``stamped``: the source told a stamp for every chunk (without, nothing is resumed)."""
+
+    def __init__(self, digest: str, stamped: bool) -> None:
+        self.digest = digest
+        self.stamped = stamped
+
+
+def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verify: bool) -> RunPlan:
+    """The plan of a migration of ``src`` to a new store, as its journal records it."""
+    stamps = source_stamps(src, (k for a in report.arrays for k in a.chunks))
+    parts = {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
+             "groups": [[g.path, g.metadata] for g in report.groups],
+             "rewrite": rewrite_all, "verify": verify,
+             "stamps": stamps}
+    return RunPlan(plan_digest(parts), stamps is not None)
 
 
 def _documents(report: MigrationReport) -> dict[str, bytes]:
@@ -65,24 +79,35 @@ class Destination:
     """What the destination holds before the run: nothing, or an interrupted migration to resume."""
 
     def __init__(self, location: Location, listing: dict[str, int], journal: Journal | None,
-                 message: str | None) -> None:
+                 message: str | None, stale: list[str] | None = None) -> None:
         self.location = location
         self.listing = listing
         self.journal = journal
         self.message = message
+        self.stale = stale or []  # metadata of another plan, removed (root first) before writing
+
+    def clear_stale(self) -> None:
+        """Remove the metadata an interrupted run of another plan wrote: the root first, so that
+        nothing claims the old plan at any moment."""
+        for key in self.stale:
+            self.location.remove(key)
+            self.listing.pop(key, None)
+        self.stale = []
 
 
-def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
+def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan,
                         source: Location) -> Destination:
     """Look at ``dst`` before writing: absent or empty (a fresh start), or an interrupted run of
-    this tool (resumed); anything else is refused with what to do (UsageError)."""
+    this tool (resumed); anything else is refused with what to do (UsageError). Nothing is
+    changed here (a dry run calls it too): what must go is in ``stale``."""
     if not dst.exists():
+        _check_creatable(dst)
         return Destination(dst, {}, None, None)
     if not dst.isdir():
         raise UsageError(f"{dst}: exists and is a file; migrate writes a new store (a directory)")
     index = index_store(dst, v2=False)
     listing = dict(index.location.walk().files)
-    if all(_is_temporary(k) for k in listing) and not index.problems:
+    if all(is_temporary(k) for k in listing) and not index.problems:
         # empty, or only what a run killed while writing its journal left: a fresh start
         return Destination(dst, listing, None, None)
     if not index.journal:
@@ -99,7 +124,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
     docs = _documents(report)
     strays = []
     for key in listing:
-        if key == JOURNAL or _is_temporary(key):
+        if key == JOURNAL or is_temporary(key):
             continue
         if is_metadata_key(key):
             if key not in docs:
@@ -113,11 +138,14 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
         raise UsageError(f"{dst}: holds an interrupted migration, and also {len(strays)} files no "
                          f"planned array or group of {source} has ({shown}): remove {dst} and run "
                          "again, or choose another destination")
-    same = journal.plan == plan
+    same = journal.plan == plan.digest and plan.stamped
     if not same:
-        message = (f"{dst} holds an interrupted migration of another plan (other options, or "
-                   f"{source} changed since): none of its chunks is trusted; every chunk is "
-                   "written and verified again")
+        why = ("other options, or a chunk or the metadata of SRC changed since"
+               if journal.plan != plan.digest else
+               "SRC's filesystem tells no modification times or ETags, so a chunk changed since "
+               "cannot be told apart")
+        message = (f"{dst} holds an interrupted migration of another plan ({why}): none of its "
+                   "chunks is trusted; every chunk is written and verified again").replace("SRC", str(source))
         journal = None
     else:
         message = None
@@ -127,17 +155,25 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: str,
         raise UsageError(f"{dst}: holds metadata that this migration would not write "
                          f"({', '.join(sorted(differ))}): it was changed after the interrupted "
                          f"run; remove {dst} and run again")
-    if not same and written:
-        for key in reversed(commit_order(written)):  # the root first: nothing claims the old plan
-            dst.remove(key)
-        listing = {k: v for k, v in listing.items() if k not in written}
-    return Destination(dst, listing, journal, message)
+    stale = list(reversed(commit_order(written))) if not same else []
+    return Destination(dst, listing, journal, message, stale)
 
 
-def _is_temporary(key: str) -> bool:
-    from .plan import is_temporary
+def _check_creatable(dst: Location) -> None:
+    """UsageError if the local folder ``dst`` (which does not exist) cannot be made: a link to
+    nowhere, or a file where one of its parents should be."""
+    if not dst.is_local:
+        return
+    import os
 
-    return is_temporary(key)
+    if os.path.islink(dst.root):
+        raise UsageError(f"{dst}: is a link to {os.readlink(dst.root)}, which does not exist; give "
+                         "the destination itself, or a folder that does not exist yet")
+    parent = os.path.dirname(dst.root)
+    while parent and not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise UsageError(f"{dst}: cannot be made: {parent} is a file")
 
 
 def _array_of(key: str, planned: dict[str, ArrayPlan]) -> ArrayPlan | None:
@@ -158,12 +194,13 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                 verify: bool = True, progress: bool = False) -> None:
     """Copy or rewrite every array of ``report`` from ``src`` to ``dst``, verify each run, then
     write the metadata; resumes an interrupted run of the same plan."""
-    plan = plan_digest(_plan_parts(report, rewrite_all, verify))
+    plan = run_plan(report, src, rewrite_all=rewrite_all, verify=verify)
     state = prepare_destination(dst, report, plan=plan, source=src)
-    journal = state.journal or Journal(plan=plan, source=src.display)
+    journal = state.journal or Journal(plan=plan.digest, source=src.display)
     resuming = state.journal is not None
     if state.message:
         report.notes.append(state.message)
+    state.clear_stale()
     journal.save(dst)  # before any chunk: the destination is ours, and resumable
     docs = _documents(report)
     staged = _Recording(dst, _staged=dict(docs))
@@ -203,7 +240,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                           "now")
     staged.commit()  # flush the chunks, then arrays, groups deepest first, the root last
     for key in state.listing:
-        if _is_temporary(key):
+        if is_temporary(key):
             dst.remove(key)
     dst.remove(JOURNAL)
     report.verified = verify
