@@ -68,9 +68,9 @@ def _plain(text: str) -> str:
     text = re.sub(r"`([^`<]+?)\s*<([^`>]+)>`_+", r"\1 (\2)", text)  # `text <url>`_
     text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
     text = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"\1", text)
-    text = re.sub(r"^\.\. [a-z-]+::.*\n?", "", text, flags=re.M)  # directives
+    text = re.sub(r"^\.\. [a-z-]+::.*\n?", "", text, flags=re.MULTILINE)  # directives
     text = text.replace("``", "`")
-    return re.sub(r"::$", ":", text, flags=re.M)
+    return re.sub(r"::$", ":", text, flags=re.MULTILINE)
 
 
 def _help_text(module: object) -> tuple[str, str | None]:
@@ -207,6 +207,19 @@ def _tolerant_streams() -> None:
             pass
 
 
+def _quiet_shutdown() -> None:
+    """No traceback from the libraries' leftovers either: when a store write fails, zarr's and
+    the storage clients' pending asyncio tasks are destroyed at exit, and Python reports them
+    ("Task was destroyed but it is pending!", "Exception ignored in ..." with a traceback) after
+    the command has said what failed. NUMCODECS_EXT_TRACEBACK=1 shows them."""
+    if os.environ.get("NUMCODECS_EXT_TRACEBACK"):
+        return
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    sys.unraisablehook = lambda unraisable: None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``numcodecs-ext`` with ``argv`` (default: the process's arguments); the exit status.
 
@@ -214,6 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``| head``), the status is 0 (or the command's own, if it had finished); when stderr went
     away while the command worked, 1 (its work is left incomplete, as after any interruption).
     """
+    if argv is None:  # the program itself (not a caller's test of it)
+        _quiet_shutdown()
     argv = list(sys.argv[1:] if argv is None else argv)
     _tolerant_streams()
     status = None

@@ -59,3 +59,31 @@ def s3(s3_service, monkeypatch):
     for name, value in s3_environment(proxy.endpoint).items():
         monkeypatch.setenv(name, value)
     return S3Bucket(server, proxy, fs=admin)
+
+
+@pytest.fixture
+def guarded_server():
+    """A server of its own that enforces IAM: a 'reader' user may list and get, not put; a
+    'nobody' user may do nothing; keys[user] = (key id, secret)."""
+    import boto3
+    from s3server import MotoServer, S3Bucket, admin_filesystem
+
+    with MotoServer() as server:
+        iam = boto3.client("iam", endpoint_url=server.endpoint, region_name="us-east-1",
+                           aws_access_key_id="setup", aws_secret_access_key="setup")
+        keys = {}
+        for user, actions in (("reader", ["s3:GetObject", "s3:ListBucket"]), ("admin", ["s3:*", "iam:*"]),
+                              ("nobody", [])):
+            iam.create_user(UserName=user)
+            if actions:
+                iam.put_user_policy(UserName=user, PolicyName="p", PolicyDocument=(
+                    '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": '
+                    f'{list(actions)!r}, "Resource": "*"}}]}}'.replace("'", '"')))
+            made = iam.create_access_key(UserName=user)["AccessKey"]
+            keys[user] = (made["AccessKeyId"], made["SecretAccessKey"])
+        admin = admin_filesystem(server, *keys["admin"])
+        bucket = S3Bucket(server, fs=admin)
+        bucket.put("s/zarr.json", b"{}")
+        server.require_auth(True)
+        yield server, bucket, keys
+        server.require_auth(False)

@@ -136,6 +136,7 @@ class Request:
     key: str
     query: str
     status: int
+    range: str = ""  # the Range header of a ranged GET
 
 
 def _kind(method: str, bucket: str, key: str, query: dict[str, list[str]], headers: Any) -> str:
@@ -264,7 +265,7 @@ class CountingProxy:
         bucket, _, key = path.partition("/")
         query = parse_qs(parts.query, keep_blank_values=True)
         request = Request(_kind(method, bucket, key, query, headers), method, bucket,
-                          unquote(key), parts.query, status)
+                          unquote(key), parts.query, status, headers.get("Range", "") or "")
         with self._lock:
             self.requests.append(request)
 
@@ -336,6 +337,16 @@ class S3Bucket:
 
     def get(self, key: str) -> bytes:
         return self.fs.cat_file(self.path(key))
+
+    def upload(self, local: Any, prefix: str) -> list[str]:
+        """Every file below the local directory ``local``, as objects below ``prefix``; their keys."""
+        import pathlib
+
+        root = pathlib.Path(local)
+        objects = {f"{prefix}/{p.relative_to(root).as_posix()}": p.read_bytes()
+                   for p in sorted(root.rglob("*")) if p.is_file()}
+        self.put_many(objects)
+        return sorted(objects)
 
     def keys(self, prefix: str = "") -> list[str]:
         self.fs.invalidate_cache()

@@ -72,7 +72,7 @@ def _catalogue(tmp):
         ("dangling link", [str(tmp / "dangling.nc"), out], 2, "leads nowhere"),
         ("link loop", [str(tmp / "loop.nc"), out], 2, "leads nowhere"),
         ("truncated by 7 bytes", [str(cut), out], 1, "truncated"),
-        ("source URL", ["s3://bucket/x.nc", out], 2, "local netCDF file"),
+        ("source URL of an unknown scheme", ["nosuchscheme://bucket/x.nc", out], 2, "unknown URL scheme"),
         ("destination exists", [str(good), str(tmp / "full.zarr")], 2, "exists"),
         ("destination is a file", [str(good), str(tmp / "afile")], 2, "is a file"),
         ("destination under a file", [str(good), str(tmp / "afile" / "x.zarr")], 2, "is a file"),

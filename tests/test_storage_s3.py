@@ -226,30 +226,6 @@ def test_server_stopped(lonely_server, monkeypatch):
     assert SECRET_KEY not in message and ACCESS_KEY not in message
 
 
-@pytest.fixture
-def guarded_server():
-    """A server that enforces IAM: a 'reader' user may list and get, not put."""
-    import boto3
-
-    with MotoServer() as server:
-        iam = boto3.client("iam", endpoint_url=server.endpoint, region_name="us-east-1",
-                           aws_access_key_id="setup", aws_secret_access_key="setup")
-        keys = {}
-        for user, actions in (("reader", ["s3:GetObject", "s3:ListBucket"]), ("admin", ["s3:*", "iam:*"])):
-            iam.create_user(UserName=user)
-            iam.put_user_policy(UserName=user, PolicyName="p", PolicyDocument=(
-                '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": '
-                f'{list(actions)!r}, "Resource": "*"}}]}}'.replace("'", '"')))
-            made = iam.create_access_key(UserName=user)["AccessKey"]
-            keys[user] = (made["AccessKeyId"], made["SecretAccessKey"])
-        admin = admin_filesystem(server, *keys["admin"])
-        bucket = S3Bucket(server, fs=admin)
-        bucket.put("s/zarr.json", b"{}")
-        server.require_auth(True)
-        yield server, bucket, keys
-        server.require_auth(False)
-
-
 def test_access_denied(guarded_server, monkeypatch, caplog):
     server, bucket, keys = guarded_server
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):

@@ -16,9 +16,16 @@ and dask are needed only when :func:`zarr_encoding` and :func:`convert` run
 function, though a submodule of the same name exists (the CLI loads the module by its full name).
 """
 
-from .attrs import PACKING_ATTRS, CFPacking, packing_from_attrs, packing_from_codecs, unpacked_attrs, unpacked_dtype
-from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing, data_range
+from .attrs import (
+    PACKING_ATTRS,
+    CFPacking,
+    packing_from_attrs,
+    packing_from_codecs,
+    unpacked_attrs,
+    unpacked_dtype,
+)
 from .convert import convert  # the function: see above
+from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing, data_range
 from .xarray import zarr_encoding
 
 __all__ = [

@@ -130,7 +130,7 @@ def blocks(shape: Sequence[int], block: Sequence[int],
     axes = []
     for a, (n, b) in enumerate(zip(shape, block)):
         c = chunks[a] if chunks is not None else b
-        step = c if b < c else b  # pieces within each chunk, or runs of whole chunks
+        step = max(b, c)  # pieces within each chunk, or runs of whole chunks
         axes.append([(start, min(start + b, n, cs + step))
                      for cs in range(0, n, step) for start in range(cs, min(cs + step, n), b)])
     for index in np.ndindex(*(len(segments) for segments in axes)):

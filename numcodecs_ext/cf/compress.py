@@ -34,8 +34,8 @@ from ..tools.errors import UsageError
 __all__ = ["COMPRESSORS", "DEFAULT", "SHUFFLES", "Compressor"]
 
 #: name -> (allowed levels, default level)
-COMPRESSORS = {"blosc": (range(0, 10), 3), "zstd": (range(-7, 23), 3), "gzip": (range(0, 10), 1),
-               "none": (range(0, 1), 0)}
+COMPRESSORS = {"blosc": (range(10), 3), "zstd": (range(-7, 23), 3), "gzip": (range(10), 1),
+               "none": (range(1), 0)}
 SHUFFLES = ("auto", "byte", "bit", "none")
 _BLOSC_SHUFFLE = {"byte": "shuffle", "bit": "bitshuffle", "none": "noshuffle"}
 _BLOSC_CNAMES = ("zstd", "lz4", "lz4hc", "blosclz", "zlib")

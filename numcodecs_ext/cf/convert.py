@@ -13,6 +13,7 @@ Examples::
     numcodecs-ext convert era5.nc era5.zarr
     numcodecs-ext convert era5.nc era5.zarr --chunks time=24,latitude=181 --zarr-format 2
     numcodecs-ext convert era5.nc era5.zarr --compressor zstd --level 5
+    numcodecs-ext convert s3://bucket/era5.nc s3://bucket/era5.zarr
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools.errors import ToolError, UsageError
+from ..tools.storage import StorageError, add_storage_options_argument, parse_storage_options
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .source import Source, check_source
@@ -119,8 +121,8 @@ def convert(
 
     Parameters
     ----------
-    src : path
-        A netCDF file: NETCDF3 classic, 64-bit offset or 64-bit data, NETCDF4 or NETCDF4_CLASSIC,
+    src : path or URL
+        A netCDF file (local, or in object storage: read in ranged requests): NETCDF3 classic, 64-bit offset or 64-bit data, NETCDF4 or NETCDF4_CLASSIC,
         or an HDF5 file (read through netCDF4, or h5netcdf where netCDF4 is missing).
     dst : path, URL or zarr store
         The zarr store to create; it must not exist (or be an empty directory), nor overlap ``src``.
@@ -143,7 +145,8 @@ def convert(
     engine : str, optional
         The xarray engine that reads ``src`` (default: netcdf4, else h5netcdf or scipy).
     storage_options : mapping, optional
-        For a ``dst`` URL (fsspec).
+        For ``src`` and ``dst`` URLs (fsspec: credentials, endpoint ...); otherwise the standard
+        configuration (``AWS_*`` variables including ``AWS_ENDPOINT_URL``, fsspec's files).
 
     Returns
     -------
@@ -159,7 +162,7 @@ def convert(
     """
     _check_arguments(zarr_format, chunks, chunk_bytes)
     compressor = compressor or DEFAULT
-    source = check_source(src)
+    source = check_source(src, storage_options=storage_options)
     try:
         import xarray  # noqa: F401
     except ImportError:
@@ -169,26 +172,34 @@ def convert(
     loc = Location.parse(dst, storage_options=storage_options)
     existed = _check_destination(loc, source)
     engine = engine or _engine(source)
-    report = ConvertReport(os.fspath(src), loc.display, zarr_format, compressor, source_bytes=source.size)
+    report = ConvertReport(source.path, loc.display, zarr_format, compressor, source_bytes=source.size)
     opened: list[Any] = []
     try:
         with _quiet_warnings():
             plans = _plan(source, engine, chunks, chunk_bytes, compressor, zarr_format, opened)
             for plan in plans:
                 report.variables.update({v.name: v for v in plan.variables.values()})
-            report.verified = write_verify_commit(source.path, engine, loc, existed, plans, zarr_format,
+            report.verified = write_verify_commit(source, engine, loc, existed, plans, zarr_format,
                                                   report.max_difference, progress=progress, verify=verify)
+    except Exception as e:
+        if source.remote:  # the storage client's error while a reader read the source: said so
+            from .remote import storage_fault
+
+            fault = storage_fault(source.location, e)
+            if fault is not None and fault is not e:
+                raise fault from None
+        raise
     finally:
         for ds in opened:
             ds.close()
-    report.store_bytes = sum(loc.walk().files.values()) if loc.is_local else 0
+    report.store_bytes = sum(loc.walk().files.values()) if loc.kind != "zarr" else 0
     return report
 
 
 def _check_destination(loc: Any, source: Source) -> bool:
     """UsageError unless ``loc`` is new or an empty directory away from the source; whether it
     existed."""
-    src_loc = type(loc).parse(source.path)
+    src_loc = source.location or type(loc).parse(source.path)
     if loc.overlaps(src_loc):
         raise UsageError(f"{loc.display}: overlaps the source {source.path}; write the store elsewhere")
     obstacle = loc.obstacle()
@@ -196,10 +207,14 @@ def _check_destination(loc: Any, source: Source) -> bool:
         raise UsageError(f"{loc.display}: cannot be created, {obstacle} is a file")
     try:
         if not loc.exists():
+            if not loc.is_local:
+                loc.walk()  # a bucket that does not exist is said as such (StoreNotFound)
             return False
         if not loc.isdir():
             raise UsageError(f"{loc.display}: exists and is a file; convert writes a new store")
         listing = loc.walk()
+    except (UsageError, StorageError):  # no bucket, access denied (2); a service gone (1)
+        raise
     except OSError as e:
         raise UsageError(f"{loc.display}: cannot be used ({e})") from None
     if not listing.files and not listing.problems:
@@ -217,6 +232,10 @@ def _engine(source: Source) -> str:
     without netCDF4); scipy for classic files without either."""
     import importlib.util
 
+    if source.remote:  # a file object: h5netcdf (HDF5) or scipy (netCDF-3) read those
+        from .remote import remote_engine
+
+        return remote_engine(source.location, source.format)
     have = {m: importlib.util.find_spec(m) is not None for m in ("netCDF4", "h5netcdf", "scipy")}
     if have["netCDF4"]:
         if source.format != "HDF5" or not have["h5netcdf"]:
@@ -252,9 +271,10 @@ def _quiet_warnings() -> Any:
         yield
 
 
-def _groups(src: str, engine: str) -> list[str | None]:
+def _groups(source: Source, engine: str) -> list[str | None]:
     """The file's groups, root first (None), as paths ``a``, ``a/b``."""
     out: list[str | None] = [None]
+    src = source.target()
     if engine == "netcdf4":
         import netCDF4
 
@@ -276,15 +296,21 @@ def _groups(src: str, engine: str) -> list[str | None]:
     return out
 
 
-def _open(src: str, engine: str, group: str | None, raw: bool) -> Any:
+def _open(source: Source, engine: str, group: str | None, raw: bool) -> Any:
     import xarray as xr
 
     kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
     try:
-        return xr.open_dataset(src, group=group, engine=engine, chunks=None, **kwargs)
+        return xr.open_dataset(source.target(), group=group, engine=engine, chunks=None, **kwargs)
     except Exception as e:  # noqa: BLE001 - whatever xarray raises, it cannot read the file
+        if source.remote:
+            from .remote import storage_fault
+
+            fault = storage_fault(source.location, e)
+            if fault is not None:
+                raise fault from None
         where = f" (group {group})" if group else ""
-        raise ToolError(f"{src}{where}: xarray cannot read it ({type(e).__name__}: {e})") from None
+        raise ToolError(f"{source.path}{where}: xarray cannot read it ({type(e).__name__}: {e})") from None
 
 
 def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_bytes: int,
@@ -292,12 +318,14 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
     """Every group's plan, worked out (and every chunk argument checked) before writing; the
     datasets it opens are appended to ``opened`` (the caller closes them)."""
     try:
-        groups = _groups(source.path, engine)
+        groups = _groups(source, engine)
+    except (UsageError, ToolError):
+        raise
     except (OSError, ValueError, RuntimeError) as e:
         raise ToolError(f"{source.path}: cannot be read ({e})") from None
     for group in groups:
-        opened.append(_open(source.path, engine, group, True))
-        opened.append(_open(source.path, engine, group, False))
+        opened.append(_open(source, engine, group, True))
+        opened.append(_open(source, engine, group, False))
     dims = {str(d) for ds in opened for d in ds.dims}
     unknown = sorted(set(chunks or {}) - dims)
     if unknown:
@@ -318,8 +346,9 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext convert``."""
-    parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs)")
-    parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL")
+    parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs): a path or a URL "
+                                    "(s3://bucket/file.nc, https:// ...), read in ranges")
+    parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL (s3://, gs:// ...)")
     parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
     parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
@@ -330,6 +359,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
     parser.add_argument("--no-verify", action="store_true", help="skip reading the result back")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
+    add_storage_options_argument(parser)
 
 
 def parse_chunks(text: str | None) -> dict[str, int] | None:
@@ -370,7 +400,8 @@ def run(args: argparse.Namespace) -> int:
     chunks = parse_chunks(args.chunks)
     compressor = Compressor.parse(args.compressor, level=args.level, shuffle=args.shuffle)
     report = convert(args.src, args.dst, zarr_format=args.zarr_format, chunks=chunks, chunk_bytes=chunk_bytes,
-                     compressor=compressor, progress=not args.quiet, verify=not args.no_verify)
+                     compressor=compressor, progress=not args.quiet, verify=not args.no_verify,
+                     storage_options=parse_storage_options(args.storage_options))
     if not args.quiet:
         print(f"{report.src} -> {report.dst} (zarr v{report.zarr_format})")
         print(report)

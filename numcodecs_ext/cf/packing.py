@@ -253,7 +253,7 @@ def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] 
     reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
         raise ValueError("the data holds NaN but nan=False: NaN needs a code (nan=True or 'auto')")
-    from ._search import _finest, _Floats, _float_range, _meeting, _why_not, _why_tolerance
+    from ._search import _finest, _float_range, _Floats, _meeting, _why_not, _why_tolerance
 
     f = _Floats.of(floats)
     lo, hi = _float_range(f, r)

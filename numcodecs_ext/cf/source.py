@@ -44,17 +44,38 @@ _STREAMING = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF}
 
 @dataclass(frozen=True)
 class Source:
-    """A checked source file: its path, size and format (``NETCDF3_CLASSIC``,
-    ``NETCDF3_64BIT_OFFSET``, ``NETCDF3_64BIT_DATA`` or ``HDF5``, which covers NETCDF4,
-    NETCDF4_CLASSIC and plain HDF5 files)."""
+    """A checked source file: its path (the display form of a URL), size and format
+    (``NETCDF3_CLASSIC``, ``NETCDF3_64BIT_OFFSET``, ``NETCDF3_64BIT_DATA`` or ``HDF5``, which
+    covers NETCDF4, NETCDF4_CLASSIC and plain HDF5 files); ``location`` for a file in object
+    storage (None on a local disk)."""
 
     path: str
     size: int
     format: str
+    location: Any = None
+
+    @property
+    def remote(self) -> bool:
+        return self.location is not None
+
+    def target(self) -> Any:
+        """What xarray (and h5netcdf) open: the local path, or a new file object over the remote
+        file, read in ranges (:func:`numcodecs_ext.cf.remote.open_remote`)."""
+        if self.location is None:
+            return self.path
+        from .remote import open_remote
+
+        return open_remote(self.location)
+
+    def __str__(self) -> str:
+        return self.path
 
 
-def check_source(path: Any) -> Source:
+def check_source(path: Any, *, storage_options: Any = None) -> Source:
     """Check that ``path`` is a readable netCDF (or HDF5) file of the length its header implies.
+
+    ``path`` is a local path or a URL (``s3://bucket/file.nc``, ``https://`` ...; read through
+    fsspec with ``storage_options``, its header in ranged reads).
 
     Raises
     ------
@@ -64,10 +85,11 @@ def check_source(path: Any) -> Source:
         The file is a netCDF file but shorter than its header says (truncated), or its header
         is cut or corrupt.
     """
-    shown = os.fspath(path)
-    location = Location.parse(path)  # an empty path, an unknown scheme, a missing package: said here
+    location = Location.parse(path, storage_options=storage_options)  # an empty path, an unknown
+    # scheme, a missing package: said here
     if not location.is_local:
-        raise UsageError(f"{location.display}: convert reads a local netCDF file; copy it here first")
+        return _check_remote(location)
+    shown = os.fspath(path)
     if not os.path.lexists(shown):
         raise UsageError(f"{shown}: does not exist")
     if not os.path.exists(shown):
@@ -93,6 +115,43 @@ def check_source(path: Any) -> Source:
         raise ToolError(f"{shown} is truncated: its header says its data ends at byte {required}, but the "
                         f"file has {size} bytes (netCDF readers would return zeros for the rest)")
     return Source(shown, size, kind)
+
+
+def _check_remote(location: Location) -> Source:
+    """:func:`check_source` for a file in object storage (ranged reads of its header)."""
+    from .remote import open_remote
+
+    shown = location.display
+    if location.fs is None:
+        raise UsageError(f"{shown}: a netCDF file is read from a path or URL, not from a zarr store")
+    if not location.isfile():
+        location.walk()  # a bucket that does not exist is said as such (StoreNotFound)
+        if location.isdir():
+            raise UsageError(f"{shown}: is a directory (a prefix of objects), not a netCDF file")
+        raise UsageError(f"{shown}: does not exist")
+    size = location.size("")
+    f = open_remote(location)
+    try:
+        try:
+            head = f.read(8)
+            kind = _sniff(f, head, size)
+            if kind is None:
+                raise UsageError(f"{shown}: not a netCDF file (it starts with {head[:4]!r}; netCDF files "
+                                 "start with b'CDF' or the HDF5 signature)")
+            required = None
+            if kind != "HDF5":
+                f.seek(0)
+                required = netcdf3_required_size(f, size)
+        except (UsageError, ToolError):
+            raise
+        except Exception as e:  # noqa: BLE001 - the storage library's errors, said the tools' way
+            raise location.fault(e, "", "read") from None
+    finally:
+        f.close()
+    if required is not None and required > size:
+        raise ToolError(f"{shown} is truncated: its header says its data ends at byte {required}, but the "
+                        f"file has {size} bytes (netCDF readers would return zeros for the rest)")
+    return Source(shown, size, kind, location)
 
 
 def _sniff(f: Any, head: bytes, size: int) -> str | None:

@@ -14,6 +14,7 @@ Examples::
 
     numcodecs-ext suggest era5.zarr --tolerance 0.01
     numcodecs-ext suggest data.nc --array t2m --dtype int16 --json
+    numcodecs-ext suggest s3://bucket/era5.nc --tolerance 0.01
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import argparse
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterator
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import PurePosixPath
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..tools.errors import ToolError, UsageError
+from ..tools.storage import add_storage_options_argument, parse_storage_options
 from .blocks import SAMPLE_BYTES, chunks_of, propose_chunks, sample
 from .blocks import data_range as _stream_range
 from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, _show, choose_packing
@@ -173,66 +176,55 @@ class _Variable:
         return np.asarray(self._variable[key].values)
 
 
-def _is_netcdf(head: bytes) -> bool:
-    return head[:3] == b"CDF" or head[:8] == b"\x89HDF\r\n\x1a\n"
-
-
 @contextmanager
-def open_arrays(src: Any, name: str | None = None) -> Iterator[dict[str, Any]]:
-    """``{name: array}`` of the float arrays of ``src`` (a zarr store or netCDF file: a path, or
-    a URL / zarr store for zarr), or only ``name``; the arrays read lazily, in blocks.
+def open_arrays(src: Any, name: str | None = None, *,
+                storage_options: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+    """``{name: array}`` of the float arrays of ``src`` (a zarr store or netCDF file: a path, a
+    URL such as ``s3://bucket/file.nc``, or a zarr store object), or only ``name``; the arrays
+    read lazily, in blocks (a remote netCDF file in ranges, never downloaded whole).
 
     UsageError when ``src`` does not exist or is neither, when ``name`` is not one of its arrays
     or not a float array, and when it has no float arrays.
     """
     from ..tools.storage import Location
+    from .remote import open_netcdf
 
-    loc = Location.parse(src)
+    loc = Location.parse(src, storage_options=storage_options)
     if not loc.exists():
+        loc.walk()  # a bucket that does not exist is said as such (StoreNotFound)
         raise UsageError(f"{loc.display} does not exist")
+    if loc.isfile() and loc.is_local and zipfile.is_zipfile(loc.root):  # a zarr ZipStore
+        zipped = Location.parse(f"zip://::{loc.root}")
+        zipped.display = loc.display
+        yield _select(_zarr_arrays(zipped), name, loc.display)
+        return
     if loc.isfile():
-        if not loc.is_local:
-            raise UsageError(f"{loc.display}: suggest reads netCDF files from a local path only")
-        with open(loc.root, "rb") as f:
-            head = f.read(8)
-        if not _is_netcdf(head):
-            raise UsageError(f"{loc.display} is a file but not a netCDF file (nor a zarr store, "
-                             "which is a directory)")
-        with _netcdf(loc.root, loc.display) as arrays:
-            yield _select(arrays, name, loc.display)
+        with open_netcdf(loc, mask_and_scale=True, cache=False) as ds:
+            yield _select({k: _Variable(ds.variables[k]) for k in ds.data_vars}, name, loc.display)
         return
     yield _select(_zarr_arrays(loc), name, loc.display)
-
-
-@contextmanager
-def _netcdf(path: str, display: str) -> Iterator[dict[str, Any]]:
-    try:
-        import xarray as xr
-    except ImportError:
-        raise UsageError('reading netCDF needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
-    try:
-        ds = xr.open_dataset(path, mask_and_scale=True, cache=False)
-    except (ValueError, OSError, RuntimeError, TypeError) as e:
-        raise ToolError(f"{display}: the netCDF file cannot be read ({e})") from None
-    try:
-        yield {k: _Variable(ds.variables[k]) for k in ds.data_vars}
-    finally:
-        ds.close()
 
 
 def _zarr_arrays(loc: Any) -> dict[str, Any]:
     import zarr
 
+    from ..tools.staging import LocationStore
+    from ..tools.storage import StorageError
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            node = zarr.open(store=loc.zarr_store(read_only=True), mode="r")
+            node = zarr.open(store=LocationStore(loc), mode="r")
+        except (StorageError, UsageError):  # the store's own errors: no bucket, denied, unreachable
+            raise
         except Exception as e:  # noqa: BLE001 - whatever zarr says: not a store, said plainly
             raise UsageError(f"{loc.display} is not a zarr store or netCDF file ({e})") from None
         if hasattr(node, "shape"):
             return {PurePosixPath(loc.root).name or loc.display: node}
         try:
             return {path: a for path, a in node.members(max_depth=None) if hasattr(a, "shape")}
+        except (StorageError, UsageError):
+            raise
         except Exception as e:  # noqa: BLE001
             raise ToolError(f"{loc.display}: the zarr hierarchy cannot be read ({e})") from None
 
@@ -253,20 +245,28 @@ def _select(arrays: dict[str, Any], name: str | None, display: str) -> dict[str,
 
 
 def suggest(src: Any, *, array: str | None = None, tolerance: float | None = None,
-            dtype: str | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
+            dtype: str | None = None, progress: bool = False,
+            storage_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """:func:`suggest_array` for every float array of ``src`` (or only ``array``):
     ``{name: result}``; an array whose data cannot be packed or read has ``{"error": why}``
     instead, and the others are still done. A progress bar (stderr) follows the bytes read if
     ``progress``.
 
+    ``src`` is a zarr store or netCDF file: a local path, an fsspec URL (``s3://``, ``gs://``,
+    ``https://`` ...; ``storage_options`` for its filesystem, else the standard configuration
+    such as the ``AWS_*`` variables), or a zarr store object.
+
     UsageError (a ValueError) for a ``src`` that does not exist or holds no float arrays, an
-    unknown ``array``, an invalid ``tolerance`` or ``dtype``.
+    unknown ``array``, an invalid ``tolerance`` or ``dtype``, a bucket that does not exist or
+    access that is denied. A storage service that stops answering ends the run
+    (:class:`~numcodecs_ext.tools.storage.Unreachable`, a ToolError).
     """
     tolerance = _check_tolerance(tolerance)
     dtype = _check_dtype(dtype)
     from ..tools.progress import Progress
+    from ..tools.storage import Unreachable
 
-    with open_arrays(src, array) as arrays:
+    with open_arrays(src, array, storage_options=storage_options) as arrays:
         total = sum(math.prod(a.shape) * np.dtype(a.dtype).itemsize for a in arrays.values())
         results = {}
         with Progress(total, "range", enabled=progress) as bar:
@@ -274,7 +274,7 @@ def suggest(src: Any, *, array: str | None = None, tolerance: float | None = Non
                 try:
                     results[name] = suggest_array(a, tolerance=tolerance, dtype=dtype,
                                                   on_bytes=lambda n: bar.advance(n))
-                except UsageError:
+                except (UsageError, Unreachable):  # denied, no bucket, a service gone: not per array
                     raise
                 except (ValueError, ToolError) as e:  # the data: empty, only NaN, ±Infinity
                     results[name] = {"error": str(e)}
@@ -290,13 +290,15 @@ def suggest(src: Any, *, array: str | None = None, tolerance: float | None = Non
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext suggest``."""
-    parser.add_argument("src", help="zarr store (v2 or v3) or netCDF file")
+    parser.add_argument("src", help="zarr store (v2 or v3) or netCDF file: a local path or an fsspec URL "
+                                    "(s3://bucket/data.nc, gs://, https:// ...)")
     parser.add_argument("--array", help="only this array (default: every float array)")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--tolerance", type=float, help="the largest absolute error allowed")
     how.add_argument("--dtype", choices=INTEGER_TYPES, help="only this integer type")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_storage_options_argument(parser)
 
 
 def _row_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -348,7 +350,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--tolerance {tolerance:g} is not valid; give a finite number above 0 "
                          "(the largest absolute error allowed)")
     results = suggest(args.src, array=args.array, tolerance=tolerance, dtype=args.dtype,
-                      progress=not (args.quiet or args.json))
+                      progress=not (args.quiet or args.json),
+                      storage_options=parse_storage_options(args.storage_options))
     if args.json:
         print(json.dumps({name: _result_json(res) for name, res in results.items()}, indent=2))
     else:

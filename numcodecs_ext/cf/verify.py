@@ -69,16 +69,19 @@ def _open_quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def verify_group(src: str, engine: str | None, store: Any, plan: GroupPlan, differences: dict[str, float],
+def verify_group(src: Any, engine: str | None, store: Any, plan: GroupPlan, differences: dict[str, float],
                  progress: Any = None) -> None:
-    """Compare one group of the source with the store (read through ``store``, e.g. the staged
-    one before its metadata is written); raises VerificationError naming the first difference.
+    """Compare one group of the source (a path, or a :class:`~numcodecs_ext.cf.source.Source`)
+    with the store (read through ``store``, e.g. the staged one before its metadata is written); raises VerificationError naming the first difference.
     ``differences`` receives the largest difference of every inexact packed variable."""
     import xarray as xr
 
     group = plan.group
-    source = _open_quietly(xr.open_dataset, src, group=group, engine=engine, chunks=None)
-    raw = _open_quietly(xr.open_dataset, src, group=group, engine=engine, chunks=None, mask_and_scale=False,
+    def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
+        return src.target() if hasattr(src, "target") else src
+
+    source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
+    raw = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None, mask_and_scale=False,
                         decode_times=False, decode_timedelta=False)
     result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
     where = f"group {group!r}" if group else "the root group"

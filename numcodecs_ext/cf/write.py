@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tools.errors import ToolError
+from ..tools.errors import ToolError, UsageError
 from .plan import GroupPlan, declare_packing
 
 __all__ = ["write_verify_commit"]
 
 
-def write_verify_commit(src: str, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
+def write_verify_commit(src: Any, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
                         zarr_format: int, differences: dict[str, float], *, progress: bool,
                         verify: bool) -> bool:
     """Chunks through a StagedStore, packings declared, the result verified through the staged
@@ -41,14 +41,18 @@ def write_verify_commit(src: str, engine: str, loc: Any, existed: bool, plans: l
         left = _clean_up(loc, existed)
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        if isinstance(e, ToolError):
+        if isinstance(e, (ToolError, UsageError)):  # (UsageError: a bucket that went, access denied)
             raise type(e)(f"{e}\n{left}") from None
         raise ToolError(f"writing {loc.display} failed ({type(e).__name__}: {e})\n{left}") from e
 
 
 def _write(staged: Any, plans: list[GroupPlan], zarr_format: int, progress: bool) -> None:
+    """Write every chunk: as dask tasks on the user's scheduler (a distributed.Client in this
+    process, dask's configuration, DASK_SCHEDULER_ADDRESS; :func:`~numcodecs_ext.tools.parallel.find_scheduler`),
+    else on threads here. A destination in this process's memory is written here."""
     import dask
 
+    from ..tools.parallel import find_scheduler
     from ..tools.progress import Progress
 
     delayed = []
@@ -56,8 +60,33 @@ def _write(staged: Any, plans: list[GroupPlan], zarr_format: int, progress: bool
         delayed.append(plan.dataset.to_zarr(
             staged, group=plan.group, mode="w-" if i == 0 else "a", zarr_format=zarr_format,
             encoding=plan.encoding, consolidated=False, write_empty_chunks=True, compute=False))
+    with find_scheduler() as where:
+        if where.distributed and staged.location.is_shared:
+            _on_cluster(where.client, delayed, progress)
+            return
     with _TaskBar(Progress, "writing chunks", enabled=progress):
         dask.compute(*delayed, scheduler="threads")
+
+
+def _on_cluster(client: Any, delayed: list[Any], progress: bool) -> None:
+    """The chunk writes as tasks of a dask cluster. The tools' bar counts the groups written;
+    the cluster's dashboard shows every task (its address is said on stderr)."""
+    import sys
+
+    from ..tools.progress import Progress
+
+    if progress:
+        link = getattr(client, "dashboard_link", None)
+        print(f"writing chunks on {client.scheduler.address}" + (f" (progress: {link})" if link else ""),
+              file=sys.stderr)
+    futures = client.compute(delayed)
+    try:
+        with Progress(len(futures), "writing groups", enabled=progress, unit="group") as bar:
+            for future in futures:
+                future.result()  # the first task's error, raised as it was
+                bar.advance(1, chunks=0)
+    finally:
+        client.cancel([f for f in futures if not f.done()])
 
 
 class _TaskBar:
@@ -85,7 +114,7 @@ class _TaskBar:
         self.callback.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.callback.__exit__(*exc)
         if self.bar is not None:
             self.bar.close()
@@ -98,7 +127,7 @@ def _consolidate(staged: Any, zarr_format: int) -> None:
     zarr.consolidate_metadata(staged, zarr_format=zarr_format)
 
 
-def _verify(src: str, engine: str, staged: Any, plans: list[GroupPlan], differences: dict[str, float],
+def _verify(src: Any, engine: str, staged: Any, plans: list[GroupPlan], differences: dict[str, float],
             progress: bool) -> None:
     from ..tools.progress import Progress
     from .verify import verify_group

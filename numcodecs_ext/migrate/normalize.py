@@ -30,7 +30,7 @@ import numpy as np
 
 from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
-from ..tools.storage import Location
+from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
 from .filters import MATCHES, NotExpressible, filter_codecs
 from .plan import ArrayPlan, index_store
 from .prove import apply_codes, prove_array
@@ -136,9 +136,11 @@ def _hint(reason: str, match: str, wrap: bool) -> str:
     return reason + (f" ({'; '.join(hints)})" if hints else "")
 
 
-def _location(store: Any) -> Location:
-    location = Location.parse(store)
+def _location(store: Any, storage_options: Any = None) -> Location:
+    location = Location.parse(store, storage_options=storage_options)
     if not location.exists():
+        if not location.is_local:
+            location.walk()  # a bucket that does not exist is said as such (StoreNotFound)
         raise UsageError(f"{location}: does not exist")
     if not location.isdir():
         raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
@@ -151,7 +153,8 @@ def _location(store: Any) -> Location:
 
 
 def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap: bool = False,
-              nan_code: Any = None, fill_code: Any = None, progress: bool = False) -> NormalizeReport:
+              nan_code: Any = None, fill_code: Any = None, progress: bool = False,
+              storage_options: Any = None) -> NormalizeReport:
     """Rewrite every array's numcodecs FixedScaleOffset/AsType codecs in the v3 store as spec
     codecs, each array only after proving that every chunk reads the same (bit for bit) under
     the new metadata; arrays that do not are left as they were, with the reason. With
@@ -165,7 +168,7 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
     if match not in MATCHES:
         raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
-    location = _location(store)
+    location = _location(store, storage_options)
     index = index_store(location, v2=False, v3_arrays=True)
     for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
@@ -317,13 +320,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="likewise for a fill value outside the packing")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar, and only the arrays left as they were")
+    add_storage_options_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext normalize``: exit 0 when every array that had something to change
     was changed (or there was nothing), 1 when some were left as they were."""
     report = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap,
-                       nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet)
+                       nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet,
+                       storage_options=parse_storage_options(args.storage_options))
     for plan in report.arrays:
         if not args.quiet or plan.left:
             print(plan.describe())

@@ -452,6 +452,8 @@ def group_metadata(index: StoreIndex, path: str) -> GroupPlan:
 def v2_nodes(location: Location) -> StoreIndex:
     """The index of the zarr v2 store at ``location`` (UsageError if there is none)."""
     if not location.exists():
+        if not location.is_local:
+            location.walk()  # a bucket that does not exist is said as such (StoreNotFound)
         raise UsageError(f"{location}: does not exist")
     if not location.isdir():
         raise UsageError(f"{location}: is a file, not a zarr store (a directory)")

@@ -90,9 +90,11 @@ class View:
 
     def store(self) -> Any:
         """The zarr store to open it from."""
+        from ..tools.staging import LocationStore, StagedStore
+
         if not self.staged and not self.writable:
-            return self.location.zarr_store(read_only=True)
-        from ..tools.staging import StagedStore
+            # the tools' errors (a service gone, access denied ...), never the library's own
+            return LocationStore(self.location)
 
         return StagedStore(self.location, read_only=not self.writable, _staged=dict(self.staged))
 

@@ -23,6 +23,7 @@ Examples::
     numcodecs-ext migrate era5_v2.zarr era5_v3.zarr --nan-code auto
     numcodecs-ext migrate era5_v2.zarr --in-place            # adds zarr.json beside the v2 metadata
     numcodecs-ext migrate era5_v2.zarr --in-place --finish   # later: removes the v2 metadata
+    numcodecs-ext migrate s3://bucket/era5_v2.zarr --in-place   # writes only zarr.json objects
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tools.errors import UsageError
-from ..tools.storage import Location
+from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
 from .codes import parse_code_option
 from .filters import MATCHES
 from .inplace import finish_in_place, migrate_in_place
@@ -62,7 +63,8 @@ def _codes(value: Any, option: str) -> dict[str | None, int | str]:
 def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool = False,
             dry_run: bool = False, match: str = "decode", wrap: bool = False,
             keep_numcodecs: bool = False, rewrite: bool = False, verify_result: bool = True,
-            nan_code: Any = None, fill_code: Any = None, progress: bool = False) -> MigrationReport:
+            nan_code: Any = None, fill_code: Any = None, progress: bool = False,
+            storage_options: Mapping[str, Any] | None = None) -> MigrationReport:
     """Migrate the zarr v2 store ``src`` to zarr v3 at ``dst`` (or in place).
 
     Parameters
@@ -97,6 +99,11 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
         whose fill value is NaN can be written to; "auto" picks one no stored chunk holds.
     progress : bool
         A progress bar on stderr.
+    storage_options : mapping, optional
+        For ``src`` and ``dst`` URLs (fsspec: credentials, endpoint ...); otherwise the standard
+        configuration (``AWS_*`` variables including ``AWS_ENDPOINT_URL``, fsspec's files). On
+        object stores chunks kept as they are are copied server-side (S3: one CopyObject each),
+        and ``--in-place`` writes only the ``zarr.json`` objects.
 
     Raises
     ------
@@ -110,8 +117,8 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
     if match not in MATCHES:
         raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
-    source = Location.parse(src)
-    target = Location.parse(dst) if dst is not None else None
+    source = Location.parse(src, storage_options=storage_options)
+    target = Location.parse(dst, storage_options=storage_options) if dst is not None else None
     if finish:
         in_place = True
         if rewrite or nan_codes or fill_codes or keep_numcodecs or wrap or match != "decode":
@@ -212,6 +219,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-verify", action="store_true",
                         help="do not read the result back (the summary says it is not verified)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or plan")
+    add_storage_options_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -220,7 +228,8 @@ def run(args: argparse.Namespace) -> int:
                      dry_run=args.dry_run, match=args.match, wrap=args.wrap,
                      keep_numcodecs=args.keep_numcodecs, rewrite=args.rewrite,
                      verify_result=not args.no_verify, nan_code=args.nan_code,
-                     fill_code=args.fill_code, progress=not args.quiet)
+                     fill_code=args.fill_code, progress=not args.quiet,
+                     storage_options=parse_storage_options(args.storage_options))
     print_report(report, args)
     return 0
 

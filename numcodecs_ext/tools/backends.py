@@ -373,17 +373,31 @@ class FsspecBackend:
             return {}
         if not getattr(self.fs, "async_impl", False) or len(pairs) == 1:
             return {s: e for s, d in pairs if (e := _attempt(self.copy, s, d)) is not None}
-        # one call: an async filesystem runs the copies concurrently (in batches)
-        sources, targets = [s for s, _ in pairs], [d for _, d in pairs]
-        failed: dict[str, BaseException] = {}
-        try:
-            self.fs.copy(sources, targets, on_error="raise")
-        except Exception:  # noqa: BLE001 - which ones? each again, one by one, to say
-            for s, d in pairs:
-                e = _attempt(self.copy, s, d)
-                if e is not None:
-                    failed[s] = e
-        return failed
+        return self._copy_objects(pairs)
+
+    def _copy_objects(self, pairs: list[tuple[str, str]], concurrency: int = 64) -> dict[str, BaseException]:
+        """Copy each pair with the filesystem's async ``_cp_file`` (fsspec's public async API:
+        on S3 a HEAD and one CopyObject, no byte through this process), ``concurrency`` at a
+        time. ``fs.copy`` with lists would first expand and list every source: more requests
+        per chunk and a listing as large as the store."""
+        import asyncio
+
+        from fsspec.asyn import sync
+
+        async def one(gate: asyncio.Semaphore, src: str, dst: str) -> BaseException | None:
+            async with gate:
+                try:
+                    await self.fs._cp_file(src, dst)
+                except Exception as e:  # noqa: BLE001 - per object, said the tools' way by the caller
+                    return e
+            return None
+
+        async def all_of() -> list[BaseException | None]:
+            gate = asyncio.Semaphore(concurrency)
+            return await asyncio.gather(*(one(gate, s, d) for s, d in pairs))
+
+        got = sync(self.fs.loop, all_of)
+        return {s: e for (s, _), e in zip(pairs, got) if e is not None}
 
     def remove(self, path: str) -> None:
         try:

@@ -7,12 +7,15 @@ stored and decoded sizes, and whether numcodecs_ext is needed to read it. Only m
 (plus the sizes of the chunk files), so foreign codecs are described too. Broken metadata, links
 that dangle or loop, and leftovers of interrupted writes are reported, never raised. A store that
 ``numcodecs-ext migrate --in-place`` left with both zarr v3 and zarr v2 metadata is shown in both
-views. ``--json`` prints the same for scripts.
+views. ``--json`` prints the same for scripts. On object stores it reads one listing (a request
+per 1,000 objects) and the metadata documents, with credentials and endpoint from the standard
+configuration (``AWS_*`` variables including ``AWS_ENDPOINT_URL``) or ``--storage-options``.
 
 Examples::
 
     numcodecs-ext inspect era5.zarr
     numcodecs-ext inspect s3://bucket/store.zarr --json
+    numcodecs-ext inspect s3://public-bucket/store.zarr --storage-options '{"anon": true}'
 """
 
 from __future__ import annotations
@@ -29,7 +32,13 @@ from typing import Any
 
 from .arrays import MetadataError, array_entry, short, views_disagree
 from .errors import ToolError, UsageError
-from .storage import Listing, Location
+from .storage import (
+    Listing,
+    Location,
+    StorageError,
+    add_storage_options_argument,
+    parse_storage_options,
+)
 
 __all__ = ["FINISH_IN_PLACE", "format_report", "inspect_store"]
 
@@ -48,23 +57,28 @@ class StoreError(UsageError):
 # -- the store's files ----------------------------------------------------------------------------
 
 
-def _open(target: Any, storage_options: Mapping[str, Any] | None) -> Location:
-    """The Location of ``target``, refusing what cannot be a store with what is wrong."""
+def _open(target: Any, storage_options: Mapping[str, Any] | None) -> tuple[Location, Listing | None]:
+    """The Location of ``target`` and, on object stores, its listing (a store is a prefix with
+    objects below it: listing it is the one request that says so); refusing what cannot be a
+    store with what is wrong."""
     loc = Location.parse(target, storage_options=storage_options)
     if loc.is_local:
         _check_local(loc)
-    try:
-        exists, isdir = loc.exists(), loc.isdir()
-    except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
-        raise ToolError(f"{loc.display}: cannot be read ({_why(e)})") from None
+    elif loc.kind == "fsspec" and not loc.root.startswith("/"):
+        listing = _listing(loc)
+        if listing.files:
+            return loc, listing
+    # a missing bucket or denied access is the tools' own error (exit 2), a service that does
+    # not answer a StorageError (exit 1): raised as they are
+    exists, isdir = loc.exists(), loc.isdir()
     if not exists:
         raise UsageError(f"{loc.display}: does not exist")
     if isdir:
-        return loc
+        return loc, None
     if loc.is_local and zipfile.is_zipfile(loc.root):  # a zarr ZipStore
         zipped = Location.parse(f"zip://::{loc.root}")
         zipped.display = loc.display
-        return zipped
+        return zipped, None
     raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
                      "a .zip file or a URL)")
 
@@ -95,17 +109,30 @@ def _why(e: BaseException) -> str:
 def _listing(loc: Location) -> Listing:
     try:
         return loc.walk()
+    except (UsageError, StorageError):  # the tools' own errors (no bucket, denied, unreachable)
+        raise
     except Exception as e:  # noqa: BLE001 - any filesystem backend: say what it said
         raise ToolError(f"{loc.display}: cannot be listed ({_why(e)})") from None
 
 
+#: metadata documents read per request batch (concurrent requests on object stores)
+_BATCH = 256
+
+
 def _read_all(loc: Location, keys: list[str]) -> dict[str, bytes | BaseException]:
-    """Every metadata document at once (:meth:`Location.read_many`: concurrent requests on
-    object stores); a document that cannot be read maps to its error."""
-    try:
-        return dict(loc.read_many(keys))
-    except Exception as e:  # noqa: BLE001 - any storage backend: say what it said, per document
-        return {key: e for key in keys}
+    """Every metadata document, in batches of concurrent requests on object stores (one after
+    another on a local disk); a document that cannot be read maps to its error. A service that
+    stops answering ends the run (Unreachable), rather than being reported per document."""
+    from .storage import Unreachable
+
+    out: dict[str, bytes | BaseException] = {}
+    for start in range(0, len(keys), _BATCH):
+        got = loc.read_many(keys[start:start + _BATCH])
+        for value in got.values():
+            if isinstance(value, (Unreachable, UsageError)):
+                raise value
+        out.update(got)
+    return out
 
 
 @dataclass
@@ -154,13 +181,19 @@ def _nodes(files: Mapping[str, int]) -> tuple[dict[str, _Node], list[str]]:
 def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Describe every array and group of the zarr store ``store``.
 
+    Only metadata is read: one listing of the store (on S3 one request per 1,000 objects, with
+    their sizes) and every metadata document (concurrent requests); no chunk.
+
     Parameters
     ----------
     store
-        A local directory or ``.zip`` file, an fsspec URL (``s3://``, ``gs://``, ``memory://``,
-        ``zip://::file.zip`` ...), or a zarr ``LocalStore``/``FsspecStore``.
+        A local directory or ``.zip`` file, an fsspec URL (``s3://``, ``gs://``, ``az://``,
+        ``memory://``, ``zip://::file.zip`` ...), any zarr store object (``LocalStore``,
+        ``FsspecStore``, ``MemoryStore``, ``ObjectStore`` ...), or a
+        :class:`~numcodecs_ext.tools.storage.Location`.
     storage_options
-        Passed to fsspec for URLs (credentials, endpoint ...).
+        Passed to fsspec for URLs (credentials, endpoint ...); otherwise credentials come from
+        the standard configuration (``AWS_*`` variables, fsspec's configuration).
 
     Returns
     -------
@@ -176,9 +209,13 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     ------
     UsageError
         ``store`` does not exist, is a file that is not a zip archive, is a directory without
-        zarr metadata, or is a URL of an unknown scheme or one whose package is missing.
+        zarr metadata, or is a URL of an unknown scheme or one whose package is missing; its
+        bucket does not exist or access is denied
+        (:class:`~numcodecs_ext.tools.storage.StoreNotFound`,
+        :class:`~numcodecs_ext.tools.storage.AccessDenied`).
     ToolError
-        The store cannot be listed (permissions, network).
+        The store cannot be listed (permissions, network:
+        :class:`~numcodecs_ext.tools.storage.StorageError`).
 
     Examples
     --------
@@ -193,8 +230,8 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     ...
     numcodecs_ext.tools.errors.UsageError: .../s.zarr/nothing: does not exist
     """
-    loc = _open(store, storage_options)
-    listing = _listing(loc)
+    loc, listing = _open(store, storage_options)
+    listing = listing or _listing(loc)
     nodes, leftovers = _nodes(listing.files)
     problems = [{"path": path, "problem": why} for path, why in listing.problems]
     if not nodes:
@@ -342,11 +379,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("store", help="a zarr v2 or v3 store: a local directory or .zip file, or an "
                                       "fsspec URL (s3://, gs://, memory:// ...)")
     parser.add_argument("--json", action="store_true", help="print JSON (for scripts)")
+    add_storage_options_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext inspect``: 0, or 1 when the store has problems (they are printed)."""
-    report = inspect_store(args.store)
+    report = inspect_store(args.store, storage_options=parse_storage_options(args.storage_options))
     print(json.dumps(report, indent=2, default=str) if args.json else format_report(report))
     if report["problems"]:
         sys.stdout.flush()
