@@ -15,10 +15,12 @@ __all__ = ["describe_codec", "readers", "zarr_implementation"]
 _ZARR_BUILTIN = {"blosc", "bytes", "endian", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-utf8",
                  "vlen-bytes", "transpose"}
 _ZARR_32 = {"scale_offset", "cast_value"}
-# codecs zarrs (Rust) reads, from its source (2026-08): spec names, aliases, numcodecs names
+# codecs zarrs (Rust) 0.23 reads, as the interop matrix measures it through zarrs-python and
+# zarrista (docs/interop.md): spec names, aliases, numcodecs names. Not scale_offset nor
+# cast_value (0.23 has neither); zfp only in builds with its zfp feature, which no Python wheel has.
 _ZARRS = {"blosc", "bytes", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-utf8", "vlen-bytes",
-          "transpose", "bitround", "numcodecs.bitround", "packbits", "reshape", "zfp", "zarrs.zfp",
-          "cast_value", "squeeze", "zarrs.squeeze", "numcodecs.bz2", "numcodecs.zfpy",
+          "transpose", "bitround", "numcodecs.bitround", "packbits", "reshape",
+          "squeeze", "zarrs.squeeze", "numcodecs.bz2",
           "numcodecs.fixedscaleoffset", "numcodecs.pcodec", "numcodecs.shuffle", "numcodecs.zlib",
           "numcodecs.adler32", "numcodecs.fletcher32", "numcodecs.crc32c", "zarrs.gdeflate",
           "zarrs.vlen", "zarrs.vlen_v2"}
@@ -59,6 +61,8 @@ def readers(name: str, *, integer_data: bool = False) -> list[str]:
             out.append("zarr-python (numcodecs adapter)")
     if name in _ZARRS:
         out.append("zarrs")
+    elif name in {"zfp", "zarrs.zfp", "numcodecs.zfpy"}:
+        out.append("zarrs (Rust builds with its zfp feature; not zarrs-python or zarrista)")
     return out
 
 
