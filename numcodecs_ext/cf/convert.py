@@ -31,6 +31,7 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.storage import StorageError, add_storage_options_argument, parse_storage_options
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
+from .remote import H5NETCDF_OPTIONS
 from .source import Source, check_source
 from .write import write_verify_commit
 
@@ -287,7 +288,7 @@ def _groups(source: Source, engine: str) -> list[str | None]:
     elif engine == "h5netcdf":
         import h5netcdf
 
-        with h5netcdf.File(src, "r") as f:
+        with h5netcdf.File(src, "r", **H5NETCDF_OPTIONS) as f:
             todo = list(f.groups.values())
             while todo:
                 g = todo.pop(0)
@@ -300,6 +301,8 @@ def _open(source: Source, engine: str, group: str | None, raw: bool) -> Any:
     import xarray as xr
 
     kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
+    if engine == "h5netcdf":
+        kwargs.update(H5NETCDF_OPTIONS)
     try:
         return xr.open_dataset(source.target(), group=group, engine=engine, chunks=None, **kwargs)
     except Exception as e:  # noqa: BLE001 - whatever xarray raises, it cannot read the file

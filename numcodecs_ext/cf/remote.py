@@ -22,7 +22,13 @@ from typing import Any
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location, StorageError
 
-__all__ = ["BLOCKS", "BLOCK_BYTES", "netcdf_format", "open_netcdf", "open_remote", "read_head"]
+__all__ = ["BLOCKS", "BLOCK_BYTES", "H5NETCDF_OPTIONS", "netcdf_format", "netcdf_groups", "open_netcdf",
+           "open_remote", "read_head"]
+
+#: how h5netcdf is asked to open a file: dimensions without a name (HDF5 files that are not
+#: netCDF-4) named as netCDF-C names them, in sorted order, so that a file reads with the same
+#: dimension names from a bucket (h5netcdf) as from a local disk (netCDF4)
+H5NETCDF_OPTIONS = {"phony_dims": "sort"}
 
 #: bytes fetched per range request from a remote file, and how many such blocks are kept
 BLOCK_BYTES = 4 << 20
@@ -104,6 +110,8 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
         kwargs.setdefault("engine", remote_engine(loc, kind))
         handle = open_remote(loc)
         target = handle
+    if kwargs.get("engine") == "h5netcdf":
+        kwargs = {**H5NETCDF_OPTIONS, **kwargs}
     try:
         try:
             ds = xr.open_dataset(target, **kwargs)
@@ -120,6 +128,49 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     finally:
         if handle is not None:
             handle.close()
+
+
+def netcdf_groups(loc: Location) -> list[str]:
+    """The paths (``a``, ``a/b``) of the groups below the root of the netCDF file at ``loc``,
+    parents first; none for netCDF-3 files, which have no groups."""
+    if netcdf_format(read_head(loc)) != "HDF5":
+        return []
+    handle = None if loc.is_local else open_remote(loc)
+    try:
+        try:
+            if handle is None and _have("netCDF4"):
+                import netCDF4
+
+                with netCDF4.Dataset(loc.root) as nc:
+                    return _walk_groups(nc, lambda g: g.path)
+            import h5netcdf
+
+            with h5netcdf.File(handle if handle is not None else loc.root, "r", **H5NETCDF_OPTIONS) as f:
+                return _walk_groups(f, lambda g: g.name)
+        except (StorageError, UsageError):
+            raise
+        except Exception as e:  # noqa: BLE001 - said the tools' way
+            if not loc.is_local and _is_storage(e):
+                raise loc.fault(e, "", "read") from None
+            raise ToolError(f"{loc.display}: the netCDF file's groups cannot be read ({e})") from None
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _walk_groups(root: Any, path: Any) -> list[str]:
+    out, todo = [], list(root.groups.values())
+    while todo:
+        g = todo.pop(0)
+        out.append(str(path(g)).strip("/"))
+        todo.extend(g.groups.values())
+    return out
+
+
+def _have(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def storage_fault(loc: Location, e: BaseException) -> BaseException | None:

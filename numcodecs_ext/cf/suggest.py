@@ -20,6 +20,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import warnings
@@ -187,7 +188,7 @@ def open_arrays(src: Any, name: str | None = None, *,
     or not a float array, and when it has no float arrays.
     """
     from ..tools.storage import Location
-    from .remote import open_netcdf
+    from .remote import netcdf_groups, open_netcdf
 
     loc = Location.parse(src, storage_options=storage_options)
     if not loc.exists():
@@ -199,8 +200,13 @@ def open_arrays(src: Any, name: str | None = None, *,
         yield _select(_zarr_arrays(zipped), name, loc.display)
         return
     if loc.isfile():
-        with open_netcdf(loc, mask_and_scale=True, cache=False) as ds:
-            yield _select({k: _Variable(ds.variables[k]) for k in ds.data_vars}, name, loc.display)
+        with contextlib.ExitStack() as opened:
+            arrays = {}
+            for group in [None, *netcdf_groups(loc)]:  # variables in groups by their path, as in zarr
+                ds = opened.enter_context(open_netcdf(loc, group=group, mask_and_scale=True, cache=False))
+                arrays.update({f"{group}/{k}" if group else str(k): _Variable(ds.variables[k])
+                               for k in ds.data_vars})
+            yield _select(arrays, name, loc.display)
         return
     yield _select(_zarr_arrays(loc), name, loc.display)
 
