@@ -69,6 +69,44 @@ class Backend(Protocol):
     def zarr_store(self, root: str, *, read_only: bool) -> Any: ...
 
 
+#: asynchronous filesystems for zarr's stores, one per (URL or class, options, event loop): an
+#: instance's client session belongs to the loop it first ran on, so a new zarr loop (zarr makes
+#: one again after ``zarr.core.sync.cleanup_resources``) needs new instances; fsspec's own
+#: instance cache, keyed by thread, would hand back one bound to the closed loop ("Event loop is
+#: closed"). Instances stay for the process, as in fsspec's cache.
+_ZARR_ASYNC_FS: dict[tuple[Any, str, int], tuple[Any, Any, str]] = {}
+
+
+def _zarr_async_fs(target: Any, options: Mapping[str, Any]) -> tuple[Any, str]:
+    """``(filesystem, path)``: an asynchronous filesystem for ``target`` (a URL, or a
+    filesystem class) bound to the event loop zarr runs its coroutines on."""
+    import asyncio
+    import json
+
+    from .zarrstores import _sync
+
+    async def running() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    loop = _sync(running())
+    key = (target, json.dumps(options, sort_keys=True, default=repr), id(loop))
+    hit = _ZARR_ASYNC_FS.get(key)
+    if hit is None or hit[0] is not loop:
+        fresh = {**options, "asynchronous": True, "skip_instance_cache": True}
+        if isinstance(target, str):
+            from fsspec import url_to_fs
+
+            fs, path = url_to_fs(target, **fresh)
+            if not getattr(fs, "async_impl", False):  # memory://, file:// ...: as zarr's from_url does
+                from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
+
+                fs = AsyncFileSystemWrapper(fs, asynchronous=True)
+        else:
+            fs, path = target(**fresh), ""
+        hit = _ZARR_ASYNC_FS[key] = (loop, fs, path)
+    return hit[1], hit[2]
+
+
 def _join_slash(root: str, key: str) -> str:
     key = key.strip("/")
     if not key:
@@ -425,14 +463,15 @@ class FsspecBackend:
             from .storage import object_store_defaults
 
             options = object_store_defaults(self.protocol, self.options)
-            return FsspecStore.from_url(url, storage_options=options or None, read_only=read_only)
+            fs, path = _zarr_async_fs(url, options)
+            return FsspecStore(fs, path=path, read_only=read_only)
         fs = self.fs
         if not getattr(fs, "async_impl", False):
             from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 
             fs = AsyncFileSystemWrapper(fs, asynchronous=True)
         else:
-            fs = type(fs)(**{**self.options, "asynchronous": True})
+            fs = _zarr_async_fs(type(fs), dict(self.options))[0]
         return FsspecStore(fs, path=root, read_only=read_only)
 
     def reduce(self) -> tuple[Any, ...]:
