@@ -21,7 +21,7 @@ Examples
 >>> from numcodecs_ext.tools.verifying import parse_verify
 >>> plan = parse_verify("sample:2")
 >>> sampled_chunks(plan, "t", [3, 4], [1, 2], ["t/0.0", "t/1.1", "t/2.0", "t/2.1"], ".", "t/")
-[(1, 1), (2, 0)]
+[(0, 0), (2, 0)]
 >>> sampled_chunks(parse_verify("full"), "t", [3, 4], [1, 2], [], ".", "t/") is None
 True
 """
