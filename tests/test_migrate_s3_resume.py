@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import zarr
 
-CHUNKS = 300
+CHUNKS = 120
 
 
 def _store(path) -> np.ndarray:
@@ -89,9 +89,9 @@ def test_killed_remote_migration_resumes(s3, tmp_path, rewrite):
     argv = ["migrate", s3.url("src.zarr"), s3.url("dst.zarr"), "-q", *(["--rewrite"] if rewrite else [])]
     moments = [
         ("journal written, no chunk yet", lambda: "dst.zarr/.numcodecs-ext-migrate.json" in s3.keys("dst.zarr")),
-        ("30 chunks", lambda: _chunk_objects(s3) >= 30),
-        ("120 chunks", lambda: _chunk_objects(s3) >= 120),
-        ("220 chunks", lambda: _chunk_objects(s3) >= 220),
+        ("10 chunks", lambda: _chunk_objects(s3) >= 10),
+        ("45 chunks", lambda: _chunk_objects(s3) >= 45),
+        ("85 chunks", lambda: _chunk_objects(s3) >= 85),
     ]
     killed = []
     for name, ready in moments:
@@ -127,7 +127,7 @@ def test_stopped_server_mid_run_then_resume(s3, tmp_path):
     want = _store(tmp_path / "v2.zarr")
     s3.upload(tmp_path / "v2.zarr", "src.zarr")
     argv = ["migrate", s3.url("src.zarr"), s3.url("dst.zarr"), "-q"]
-    s3.proxy.cut_after(400)
+    s3.proxy.cut_after(150)
     try:
         failed = _run(argv, {"AWS_MAX_ATTEMPTS": "2"})
         _, err = failed.communicate(timeout=300)
