@@ -18,10 +18,14 @@ and each run compares only the chosen chunks in it.
 
 Examples
 --------
->>> from numcodecs_ext.tools.verifying import parse_verify
->>> plan = parse_verify("sample:2")
->>> sampled_chunks(plan, "t", [3, 4], [1, 2], ["t/0.0", "t/1.1", "t/2.0", "t/2.1"], ".", "t/")
-[(0, 0), (2, 0)]
+>>> from numcodecs_ext.tools.verifying import VerifyPlan, parse_verify
+>>> plan = VerifyPlan("sample", 2, seed=7)
+>>> picked = sampled_chunks(plan, "t", [3, 4], [1, 2], ["t/0.0", "t/1.1", "t/2.0", "t/2.1"], ".", "t/")
+>>> len(picked), set(picked) <= {(0, 0), (1, 1), (2, 0), (2, 1)}, picked == sorted(picked)
+(2, True, True)
+>>> _pick(plan, 4, "t") == [["t/0.0", "t/1.1", "t/2.0", "t/2.1"].index(k) for k in plan.choose(
+...     ["t/0.0", "t/1.1", "t/2.0", "t/2.1"], key="t")]     # VerifyPlan.choose's own choice
+True
 >>> sampled_chunks(parse_verify("full"), "t", [3, 4], [1, 2], [], ".", "t/") is None
 True
 """
