@@ -162,8 +162,9 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
                             f"{chunks}; the v3 metadata {list(target.shape)}, "
                             f"{list(target.chunks)}; nothing was removed")
         total += int(source.nbytes)
+        codes, mapped = _mapped_codes(location, path)
         pairs.append(Pair(path, plan.name, View(location, path, 2), View(location, path, 3), shape, chunks,
-                          source.dtype.itemsize))
+                          source.dtype.itemsize, codes=codes, mapped=mapped))
     with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:
         outcomes = compare_arrays(pairs, runner, bar)
     for pair in pairs:
@@ -174,6 +175,12 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
         if out.why is not None:
             raise ToolError(f"array {pair.name}: the v3 metadata does not read as the "
                             f"v2 metadata {out.why}; nothing was removed")
+        if out.mapped:
+            report.notes.append(
+                f"array {pair.name}: {out.mapped} values read differently through the v2 metadata, "
+                f"all stored as codes the v3 metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: "
+                "values written through the v3 metadata, such as NaN, that the v2 metadata cannot "
+                "represent); the v3 view reads them as written")
     report.verify = parse_verify("full")
     report.verified = True
     order = finish_order(index.v2_files, index.arrays)
@@ -183,6 +190,31 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
     for key in order:
         location.remove(key)
     return report
+
+
+def _mapped_codes(location: Location, path: str) -> tuple[View | None, tuple[int, ...]]:
+    """A view of the array's stored codes and the codes its v3 ``cast_value`` maps on decoding
+    (``scalar_map`` ``decode`` keys, e.g. NaN's code given by ``--nan-code``), or (None, ()).
+    Values written through the v3 metadata as such a code (NaN) read as something else through
+    the v2 metadata, which has no code for them: --finish accepts exactly those differences."""
+    from .codes import chain_at, code_cast, codes_metadata
+    from .prove import json_dtype
+
+    key = f"{path}/zarr.json" if path else "zarr.json"
+    try:
+        metadata = read_json(location, key)
+        found = code_cast(chain_at(metadata, ()), json_dtype(metadata["data_type"]))
+        if found is None:
+            return None, ()
+        index = found[0]
+        smap = (chain_at(metadata, ())[index].get("configuration") or {}).get("scalar_map") or {}
+        keys = tuple(sorted({int(k) for k, _ in smap.get("decode", []) if isinstance(k, int)}))
+        view_meta = codes_metadata(metadata, (), index)
+    except (ValueError, TypeError, KeyError, ToolError):
+        return None, ()
+    if not keys or view_meta is None:
+        return None, ()
+    return View(location, path, 3, {key: _doc(view_meta)}), keys
 
 
 def finish_order(keys: Any, arrays: Any) -> list[str]:

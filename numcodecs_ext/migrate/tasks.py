@@ -243,6 +243,8 @@ class Compare:
     target: View
     regions: tuple[tuple[slice, ...], ...]
     token: str = ""
+    codes: View | None = None  # the stored integers (see ``mapped``)
+    mapped: tuple[int, ...] = ()  # stored codes whose values only the target can represent
 
 
 @dataclass
@@ -254,29 +256,55 @@ class Outcome:
     failed: str | None = None
     checked: int = 0
     done: bool = False
+    mapped: int = 0  # values that differ where the stored code is one of ``Compare.mapped``
 
 
-def compare(task: Compare) -> tuple[str | None, str | None, int]:
-    """(how the target differs, or None; why the source cannot be read, or None; chunks read)."""
+def _unmapped(source: Any, target: Any, codes: Any, sel: tuple[slice, ...], mapped: tuple[int, ...]) -> int | None:
+    """How many values of ``sel`` differ between source and target, if every one of them is
+    stored as a code in ``mapped`` (None if some other value differs)."""
+    from .runs import _bits
+
+    with quiet():
+        want, got = np.asarray(source[sel]), np.asarray(target[sel])
+        stored = np.asarray(codes[sel])
+    if want.shape != got.shape or want.dtype.kind in "OT" or stored.shape != want.shape:
+        return None
+    size = max(want.itemsize, 1)
+    differ = (_bits(want).reshape(-1, size) != _bits(got.astype(want.dtype)).reshape(-1, size)).any(axis=1)
+    allowed = np.isin(stored.reshape(-1), np.array(mapped, dtype=stored.dtype))
+    return int(differ.sum()) if not (differ & ~allowed).any() else None
+
+
+def compare(task: Compare) -> tuple[str | None, str | None, int, int]:
+    """(how the target differs, or None; why the source cannot be read, or None; chunks read;
+    values accepted as differing where the stored code is one of ``task.mapped``)."""
     try:
         source = open_view(task.source, task.token)
     except Exception as e:  # noqa: BLE001 - the store is broken
-        return None, f"array {task.name}: zarr cannot open it ({error(e)})", 0
+        return None, f"array {task.name}: zarr cannot open it ({error(e)})", 0, 0
     try:
         target = open_view(task.target, task.token)
     except Exception as e:  # noqa: BLE001 - zarr cannot read the chunks this way
-        return f"zarr cannot read them under the new metadata ({error(e)})", None, 0
-    checked = 0
+        return f"zarr cannot read them under the new metadata ({error(e)})", None, 0, 0
+    checked = accepted = 0
     chunks = list(source.chunks)
     for sel in task.regions:
         try:
             why = compare_run(source, target, sel, name=task.name)
         except ToolError as e:
-            return None, str(e), checked
+            return None, str(e), checked, accepted
         checked += sum(1 for _ in chunk_coords(sel, chunks))
+        if why is not None and task.codes is not None:
+            try:
+                n = _unmapped(source, target, open_view(task.codes, task.token), sel, task.mapped)
+            except Exception:  # noqa: BLE001 - the codes cannot be read: the difference stands
+                n = None
+            if n is not None:
+                accepted += n
+                continue
         if why is not None:
-            return why, None, checked
-    return None, None, checked
+            return why, None, checked, accepted
+    return None, None, checked, accepted
 
 
 @dataclass
@@ -292,6 +320,8 @@ class Pair:
     chunks: list[int]
     itemsize: int
     chosen: list[tuple[int, ...]] | None = None
+    codes: View | None = None
+    mapped: tuple[int, ...] = ()
 
 
 def compare_arrays(pairs: Sequence[Pair], runner: Runner, bar: Any, *, label: str = "verify") -> dict[str, Outcome]:
@@ -304,7 +334,7 @@ def compare_arrays(pairs: Sequence[Pair], runner: Runner, bar: Any, *, label: st
             for _, sel, regions, n in run_regions(p.shape, p.chunks, p.itemsize, p.chosen):
                 if outcomes[p.array].done:
                     break
-                yield (Compare(p.array, p.name, p.source, p.target, regions, runner.token),
+                yield (Compare(p.array, p.name, p.source, p.target, regions, runner.token, p.codes, p.mapped),
                        values_in(sel) * p.itemsize, n)
 
     for batch in runner.batches(tasks()):
@@ -320,8 +350,9 @@ def compare_arrays(pairs: Sequence[Pair], runner: Runner, bar: Any, *, label: st
             out = outcomes[task.array]
             if out.done:
                 continue
-            why, failed, checked = got.get(id(task), (None, None, 0))
+            why, failed, checked, accepted = got.get(id(task), (None, None, 0, 0))
             out.checked += checked
+            out.mapped += accepted
             if why is not None or failed is not None:
                 out.why, out.failed, out.done = why, failed, True
                 continue

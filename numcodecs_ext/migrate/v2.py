@@ -278,7 +278,7 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
         if report.finished:
             print(f"{verb} the v2 metadata ({len(report.finished)} documents) of {where}"
                   + (" after verifying that its v3 metadata reads every array identically"
-                     if report.verified else " (not verified: --no-verify)"))
+                     + (" (but for the values said below)" if report.notes else "")))
             if not args.dry_run:
                 print(f"{where} is a zarr v3 store only")
         for note in report.notes:
