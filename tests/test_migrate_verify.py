@@ -8,7 +8,6 @@ import json
 import shutil
 import warnings
 
-import numcodecs
 import numpy as np
 import pytest
 import zarr
