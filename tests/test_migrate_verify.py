@@ -182,3 +182,36 @@ def test_sample_zero_d_and_empty_arrays(tmp_path):
     report = migrate(src, tmp_path / "out.zarr", rewrite=True, verify="sample:1")
     assert report.chunks_checked == 2 and check_complete_or_absent(
         tmp_path / "out.zarr", {"u": np.ones(10, "<f4"), "e": np.zeros(0, "<f4")}) == "complete"
+
+
+def test_ctrl_c_mid_rewrite_then_resume(tmp_path):
+    """Ctrl-C (SIGINT) while runs are being written by the thread pool: exit 130, the message
+    and no traceback, nothing that opens as complete; the same command then resumes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = tmp_path / "v2.zarr"
+    want = build_v2(src, chunks=400)
+    dst = tmp_path / "out.zarr"
+    argv = [sys.executable, "-m", "numcodecs_ext.cli", "migrate", str(src), str(dst), "--rewrite", "-q"]
+    env = {**os.environ, "NUMCODECS_EXT_RUN_BYTES": "1"}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if (dst / "t").exists() and sum(1 for _ in (dst / "t").iterdir()) >= 20:
+            process.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.005)
+    out, err = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the migration ended before the interrupt came")
+    assert process.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert check_complete_or_absent(dst, want) in ("absent", "partial") and not (dst / "zarr.json").exists()
+    done = subprocess.run(argv[:-1], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "resumed the interrupted migration" in done.stdout
+    assert check_complete_or_absent(dst, want) == "complete"
