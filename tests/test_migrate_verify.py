@@ -215,3 +215,15 @@ def test_ctrl_c_mid_rewrite_then_resume(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "resumed the interrupted migration" in done.stdout
     assert check_complete_or_absent(dst, want) == "complete"
+
+
+def test_unreachable_scheduler_writes_nothing(v2, tmp_path, monkeypatch, capsys):
+    """A DASK_SCHEDULER_ADDRESS nobody answers: a usage error before anything is written."""
+    import dask
+
+    src, _ = v2
+    with dask.config.set({"scheduler-address": "tcp://127.0.0.1:9", "distributed.comm.timeouts.connect": "1s"}):
+        assert main(["migrate", str(src), str(tmp_path / "out.zarr"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect to the dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
+    assert not (tmp_path / "out.zarr").exists()

@@ -215,13 +215,15 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     report.verify = check
     if state.message:
         report.notes.append(state.message)
-    state.clear_stale()
-    journal.save(dst)  # before any chunk: the destination is ours, and resumable
     docs = _documents(report)
     total = sum(p.decoded_bytes for p in report.arrays)
     runs_done = 0
+    # the scheduler is found (a configured one that cannot be reached refused) before anything
+    # is written
     with Runner(src, dst) as runner, Progress(total, "migrate", enabled=progress,
                                                chunks=sum(_grid_size(a) for a in report.arrays)) as bar:
+        state.clear_stale()
+        journal.save(dst)  # before any chunk: the destination is ours, and resumable
         for array in report.arrays:
             mode = "rewrite" if (array.rewrite or rewrite_all) else "keep"
             if resuming and journal.modes.get(array.path) == "rewrite":
