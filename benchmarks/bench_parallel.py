@@ -15,6 +15,12 @@ the peak must not grow with the store (run with two store sizes to see it).
 The machine's load average is printed before and after: on a shared machine the ratio is only
 as good as the cores that were free; the spread over repetitions is printed too.
 
+The same for ``numcodecs_ext.migrate`` itself (:func:`measure_migrate`): ``migrate --rewrite``
+(decode FixedScaleOffset + zstd, encode through the spec codecs, read back and compare, a task
+per run of 4 MiB) and ``verify`` of the result, on the same two clusters, found the way a user's
+would be (``dask.config.set(scheduler=client)``); the anchor is the same call on dask's
+synchronous scheduler in this process.
+
 Usage: ``python benchmarks/bench_parallel.py [--quick]``.
 """
 
@@ -225,6 +231,87 @@ def measure(mib: int, repeat: int) -> None:
                       f"(imports done), peak {a['peak_mib']:.0f} MiB during it (+{a['peak_mib'] - b['rss_mib']:.0f})")
 
 
+def _v2_store(directory: str, mib: int) -> tuple[str, int]:
+    """A zarr v2 store of float32 packed into uint16 (FixedScaleOffset) with zstd, 1 MiB chunks."""
+    import numcodecs
+    import zarr
+
+    rows = mib * 2**20 // 4 // CHUNK[1] // CHUNK[0] * CHUNK[0]
+    data = _data(rows)
+    path = os.path.join(directory, "v2.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(path, shape=data.shape, chunks=CHUNK, dtype="<f4", fill_value=250.0, zarr_format=2,
+                              compressors=numcodecs.Zstd(level=1),
+                              filters=[numcodecs.FixedScaleOffset(offset=250, scale=100, dtype="<f4", astype="<u2")])
+        z[:] = data
+    return path, data.nbytes
+
+
+def measure_migrate(mib: int, repeat: int) -> None:
+    import shutil
+
+    import dask
+    import distributed
+
+    from numcodecs_ext.migrate import migrate, verify
+
+    with tempfile.TemporaryDirectory() as directory:
+        src, nbytes = _v2_store(directory, mib)
+        mb = nbytes / 1e6
+        print(f"  migrate: v2 store of {mb:.0f} MB of float32 (uint16 + zstd), {mib} chunks of 1 MiB")
+
+        def rewrite(name: str) -> None:
+            dst = os.path.join(directory, name)
+            shutil.rmtree(dst, ignore_errors=True)
+            assert migrate(src, dst, rewrite=True).verified
+
+        def check(name: str) -> None:
+            verify(src, os.path.join(directory, name))
+
+        times: dict[tuple[str, Any], list[float]] = {}
+        with dask.config.set(scheduler="synchronous"):
+            for job, fn in (("rewrite", rewrite), ("verify", check)):
+                t0 = time.perf_counter()
+                fn("anchor.zarr")
+                times[(job, 0)] = [time.perf_counter() - t0]
+        env = {"ZARR_THREADING__MAX_WORKERS": "1", "OMP_NUM_THREADS": "1",
+               "DASK_LOGGING__DISTRIBUTED": "warning"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clusters = {n: distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                    dashboard_address=":0", env=env) for n in (1, 2)}
+        clients = {n: distributed.Client(c, set_as_default=False) for n, c in clusters.items()}
+        try:
+            for n in (1, 2):  # warm-up
+                with dask.config.set(scheduler=clients[n]):
+                    rewrite(f"warm{n}.zarr")
+            before = {n: list(clients[n].run(_reset_peak).values()) for n in (1, 2)}
+            for _ in range(repeat):
+                for n in (1, 2):
+                    with dask.config.set(scheduler=clients[n]):
+                        for job, fn in (("rewrite", rewrite), ("verify", check)):
+                            t0 = time.perf_counter()
+                            fn(f"dst{n}.zarr")
+                            times.setdefault((job, n), []).append(time.perf_counter() - t0)
+            memory = {n: list(clients[n].run(_worker_memory).values()) for n in (1, 2)}
+        finally:
+            for c in clients.values():
+                c.close()
+            for c in clusters.values():
+                c.close()
+        for job, decoded in (("rewrite", mb), ("verify", 2 * mb)):
+            rates = {n: [decoded / t for t in times[(job, n)]] for n in (0, 1, 2)}
+            ratios = [b / a for a, b in zip(rates[1], rates[2])]
+            print(f"  migrate {job:8} serial here {rates[0][0]:5.0f} MB/s; 1 worker "
+                  f"{statistics.median(rates[1]):5.0f} MB/s, 2 workers {statistics.median(rates[2]):5.0f} MB/s; "
+                  f"2 vs 1: {statistics.median(ratios):.2f}x (runs {min(ratios):.2f}-{max(ratios):.2f}x)")
+        for n in (1, 2):
+            for i, (b, a) in enumerate(zip(before[n], memory[n])):
+                print(f"  migrate, {n}-worker cluster, worker {i}: RSS {b['rss_mib']:.0f} MiB before, "
+                      f"peak {a['peak_mib']:.0f} MiB during (+{a['peak_mib'] - b['rss_mib']:.0f})")
+
+
 def run(quick: bool = False) -> None:
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # no cluster chatter
     print("parallel: chunk-wise verify and rewrite on a LocalCluster, 1 vs 2 worker processes")
@@ -233,6 +320,8 @@ def run(quick: bool = False) -> None:
     sizes = [32] if quick else [128, 256]
     for mib in sizes:
         measure(mib, repeat=2 if quick else 3)
+    for mib in sizes:
+        measure_migrate(mib, repeat=2 if quick else 3)
     print(f"  load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

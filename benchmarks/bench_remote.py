@@ -75,17 +75,20 @@ def run(quick: bool = False) -> None:
             for n in ((10, 100) if quick else (10, 1000)):
                 local = Path(tmp) / f"v2-{n}.zarr"
                 build(local, n)
-                for verify in (False, True):
-                    prefix = f"inplace-{n}-{verify}.zarr"
+                for verify in ("none", "sample:5", "full"):
+                    prefix = f"inplace-{n}-{verify.replace(':', '')}.zarr"
                     _upload(bucket, local, prefix)
                     counts, seconds = _counts(proxy, lambda p=prefix, v=verify: migrate(
-                        bucket.url(p), in_place=True, verify_result=v))
-                    what = "verified" if verify else "--verify none"
-                    print(f"  in place, {n:>5} chunks, {what:13}: {_show(counts)}; {seconds:.2f} s")
+                        bucket.url(p), in_place=True, verify=v))
+                    what = f"--verify {verify}"
+                    print(f"  in place, {n:>5} chunks, {what:17}: {_show(counts)}; {seconds:.2f} s")
                 _upload(bucket, local, f"src-{n}.zarr")
                 counts, seconds = _counts(proxy, lambda n=n: migrate(
                     bucket.url(f"src-{n}.zarr"), bucket.url(f"dst-{n}.zarr"), verify_result=False))
                 print(f"  to another prefix, {n:>5} chunks, --verify none: {_show(counts)}; {seconds:.2f} s")
+                counts, seconds = _counts(proxy, lambda n=n: migrate(
+                    bucket.url(f"src-{n}.zarr"), bucket.url(f"dst-{n}-s.zarr"), verify="sample:5"))
+                print(f"  to another prefix, {n:>5} chunks, --verify sample:5: {_show(counts)}; {seconds:.2f} s")
             big = 2_000 if quick else 100_000
             local = Path(tmp) / "big.zarr"
             build(local, big)

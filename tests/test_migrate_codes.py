@@ -214,3 +214,37 @@ def test_a_fill_code_for_an_array_without_a_cast_names_the_fill_value(tmp_path: 
         g.create_array("plain", shape=(4,), dtype="f8", fill_value=0.0)[:] = 1.0
     with pytest.raises(UsageError, match="no cast to integers to give its fill value a code in"):
         migrate(tmp_path / "g.zarr", tmp_path / "o.zarr", fill_code={"plain": "auto"})
+
+
+def test_finish_after_nan_written_through_the_v3_metadata(tmp_path: Path, capsys) -> None:
+    """Review defect A: after --in-place --nan-code, NaN written through the v3 metadata is
+    stored as NaN's code, which the v2 metadata reads as a number. --finish accepts exactly
+    those differences (the v2 metadata cannot represent NaN there) and says so; any other
+    difference still stops it with nothing removed."""
+    src = tmp_path / "nan.zarr"
+    before = _packed(src, fill=np.nan)
+    migrate(src, in_place=True, nan_code="auto")
+    _write(src, slice(5, 7), np.nan)
+    _write(src, 35, 300.0)
+    with quiet():
+        v2 = zarr.open_array(str(src), mode="r", zarr_format=2)[:]
+        v3 = zarr.open_array(str(src), mode="r", zarr_format=3)[:]
+    assert np.isnan(v3[5:7]).all() and not np.isnan(v2[5:7]).any()  # the v2 view has no NaN code
+    # another difference (a chunk stored under the v3 view's other scale) is still refused
+    doc = json.loads((src / "zarr.json").read_text())
+    changed = json.loads(json.dumps(doc).replace('"scale": 100', '"scale": 50'))
+    assert changed != doc
+    (src / "zarr.json").write_text(json.dumps(changed))
+    assert main(["migrate", str(src), "--in-place", "--finish"]) == 1
+    assert "does not read as the v2 metadata" in capsys.readouterr().err and (src / ".zarray").exists()
+    (src / "zarr.json").write_text(json.dumps(doc))
+    assert main(["migrate", str(src), "--in-place", "--finish"]) == 0
+    out = capsys.readouterr().out
+    # NaN at 5 and 6, and the 9 fill values (NaN) of the chunk zarr made to store 300.0 at 35
+    assert "array /: 11 values read differently through the v2 metadata" in out and "(65535:" in out
+    assert not (src / ".zarray").exists()
+    with quiet():
+        after = zarr.open_array(str(src), mode="r")[:]
+    want = before.copy()
+    want[5:7], want[35] = np.nan, 300.0
+    assert same(after, want)

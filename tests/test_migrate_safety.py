@@ -121,7 +121,7 @@ def test_an_interrupted_run_leaves_nothing_that_opens_and_resumes(store, small_r
 
         monkeypatch.setattr(zarr.storage.LocalStore, "set", set_)
     else:
-        _interrupt_after(monkeypatch, "copy_to", 9)
+        _interrupt_after(monkeypatch, "copy_many", 9)
     with pytest.raises(Interrupt):
         migrate(src, dst, rewrite=rewrite)
     monkeypatch.undo()
@@ -143,7 +143,7 @@ def test_an_interrupted_run_leaves_nothing_that_opens_and_resumes(store, small_r
 def test_resuming_with_other_options_trusts_nothing(store, small_runs, monkeypatch, capsys) -> None:
     src, want = store
     dst = src.parent / "v3.zarr"
-    _interrupt_after(monkeypatch, "copy_to", 5)
+    _interrupt_after(monkeypatch, "copy_many", 5)
     with pytest.raises(Interrupt):
         migrate(src, dst)
     monkeypatch.undo()
@@ -169,7 +169,7 @@ def test_a_destination_that_is_not_ours_is_refused(store, tmp_path: Path, capsys
 def test_an_interrupted_run_with_a_stray_file_says_what_to_do(store, small_runs, monkeypatch, capsys) -> None:
     src, _ = store
     dst = src.parent / "v3.zarr"
-    _interrupt_after(monkeypatch, "copy_to", 4)
+    _interrupt_after(monkeypatch, "copy_many", 4)
     with pytest.raises(Interrupt):
         migrate(src, dst)
     monkeypatch.undo()
@@ -380,7 +380,7 @@ def test_a_broken_v2_metadata_document_is_reported(tmp_path: Path, capsys) -> No
 def test_an_unreadable_journal_says_what_to_do(store, small_runs, monkeypatch, capsys) -> None:
     src, want = store
     dst = src.parent / "v3.zarr"
-    _interrupt_after(monkeypatch, "copy_to", 3)
+    _interrupt_after(monkeypatch, "copy_many", 3)
     with pytest.raises(Interrupt):
         migrate(src, dst)
     monkeypatch.undo()
@@ -438,7 +438,7 @@ def test_a_source_changed_since_the_interrupted_run_is_not_trusted(tmp_path: Pat
 
         monkeypatch.setattr(LocalStore, "set", set_)
     else:
-        _interrupt_after(monkeypatch, "copy_to", 5)  # a verified and journaled, b begun
+        _interrupt_after(monkeypatch, "copy_many", 5)  # a verified and journaled, b begun
     with pytest.raises(Interrupt):
         migrate(src, dst, rewrite=rewrite)
     monkeypatch.undo()

@@ -26,7 +26,7 @@ from ..tools.staging import commit_order
 from ..tools.storage import Location
 from .plan import ArrayPlan, StoreIndex, index_store, read_json
 from .prove import MigrationReport, _doc, open_source
-from .runs import View, compare_run, runs, values_in
+from .runs import View
 from .text import error
 
 __all__ = ["finish_in_place", "migrate_in_place"]
@@ -68,9 +68,13 @@ def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) 
 
 
 def migrate_in_place(location: Location, index: StoreIndex, report: MigrationReport, *,
-                     verify: bool = True, dry_run: bool = False, progress: bool = False) -> None:
-    """Prove every array under its v3 metadata on its own chunks, then add the ``zarr.json``
+                     verify: Any = True, dry_run: bool = False, progress: bool = False) -> None:
+    """Prove every array under its v3 metadata on its own chunks (``verify``: every chunk, a
+    sample, or none; a dry run proves every chunk unless sampled), then add the ``zarr.json``
     documents (those an interrupted run already wrote are kept)."""
+    from .write import as_plan
+
+    check = as_plan(verify)
     report.in_place = True
     kept = existing_v3(location, index, report)
     if kept and len(kept) == len(report.arrays) + len(report.groups):
@@ -79,16 +83,19 @@ def migrate_in_place(location: Location, index: StoreIndex, report: MigrationRep
     elif kept:
         report.resumed = (f"resumed: {len(kept)} zarr.json documents an earlier run wrote equal "
                           "the plan and were kept")
-    if verify or dry_run:
+    if check.enabled or dry_run:
         from .prove import prove_on_source
 
-        prove_on_source(location, report, progress=progress, need_writes=False)
+        prove_on_source(location, report, progress=progress, need_writes=False,
+                        verify=check if check.enabled else None)
+    else:
+        report.verify = check
     rewrites = [p for p in report.arrays if p.rewrite]
     if rewrites:
         raise ToolError("--in-place keeps the chunks as they are, and these arrays would read "
                         "differently: " + "; ".join(f"{p.name}: {p.rewrite}" for p in rewrites)
                         + ". Migrate to a new store instead (the v2 store is unchanged)")
-    report.verified = verify
+    report.verified = report.verify.complete
     if dry_run:
         return
     docs = {a.key: _doc(a.metadata) for a in report.arrays}
@@ -136,32 +143,45 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
         raise UsageError(f"{location}: these v2 attributes are not (or not equal) in the v3 "
                          f"metadata and would be lost: {', '.join(lost)}. Copy them into the "
                          "zarr.json attributes (or remove them from .zattrs) and run --finish again")
-    arrays = sorted(index.arrays)
-    # proven every time: the v2 metadata is the only way back
-    total = 0
-    opened = []
-    for plan in (ArrayPlan(path, {}, []) for path in arrays):
+    # proven every time, every chunk: the v2 metadata is the only way back
+    from ..tools.verifying import parse_verify
+    from .tasks import Pair, Runner, compare_arrays
+
+    pairs, total = [], 0
+    for path in sorted(index.arrays):
+        plan = ArrayPlan(path, {}, [])
         source = open_source(location, plan)
         try:
             target = View(location, plan.path, 3).open()
         except Exception as e:  # noqa: BLE001
             raise ToolError(f"array {plan.name}: zarr cannot open its v3 metadata ({error(e)}); "
                             "nothing was removed") from None
-        opened.append((plan, source, target))
+        shape, chunks = list(source.shape), list(source.chunks)
+        if list(target.shape) != shape or list(target.chunks) != chunks:
+            raise ToolError(f"array {plan.name}: the v2 metadata says shape {shape}, chunks "
+                            f"{chunks}; the v3 metadata {list(target.shape)}, "
+                            f"{list(target.chunks)}; nothing was removed")
         total += int(source.nbytes)
-    with Progress(total, "verify", enabled=progress) as bar:
-        for plan, source, target in opened:
-            shape, chunks = list(source.shape), list(source.chunks)
-            if list(target.shape) != shape or list(target.chunks) != chunks:
-                raise ToolError(f"array {plan.name}: the v2 metadata says shape {shape}, chunks "
-                                f"{chunks}; the v3 metadata {list(target.shape)}, "
-                                f"{list(target.chunks)}; nothing was removed")
-            for _, sel in runs(shape, chunks, itemsize=source.dtype.itemsize):
-                why = compare_run(source, target, sel, name=plan.name)
-                if why is not None:
-                    raise ToolError(f"array {plan.name}: the v3 metadata does not read as the "
-                                    f"v2 metadata {why}; nothing was removed")
-                bar.advance(values_in(sel) * source.dtype.itemsize)
+        codes, mapped = _mapped_codes(location, path)
+        pairs.append(Pair(path, plan.name, View(location, path, 2), View(location, path, 3), shape, chunks,
+                          source.dtype.itemsize, codes=codes, mapped=mapped))
+    with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:
+        outcomes = compare_arrays(pairs, runner, bar)
+    for pair in pairs:
+        out = outcomes[pair.array]
+        report.chunks_checked += out.checked
+        if out.failed:
+            raise ToolError(f"{out.failed}; nothing was removed")
+        if out.why is not None:
+            raise ToolError(f"array {pair.name}: the v3 metadata does not read as the "
+                            f"v2 metadata {out.why}; nothing was removed")
+        if out.mapped:
+            report.notes.append(
+                f"array {pair.name}: {out.mapped} values read differently through the v2 metadata, "
+                f"all stored as codes the v3 metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: "
+                "values written through the v3 metadata, such as NaN, that the v2 metadata cannot "
+                "represent); the v3 view reads them as written")
+    report.verify = parse_verify("full")
     report.verified = True
     order = finish_order(index.v2_files, index.arrays)
     report.finished = order
@@ -170,6 +190,31 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
     for key in order:
         location.remove(key)
     return report
+
+
+def _mapped_codes(location: Location, path: str) -> tuple[View | None, tuple[int, ...]]:
+    """A view of the array's stored codes and the codes its v3 ``cast_value`` maps on decoding
+    (``scalar_map`` ``decode`` keys, e.g. NaN's code given by ``--nan-code``), or (None, ()).
+    Values written through the v3 metadata as such a code (NaN) read as something else through
+    the v2 metadata, which has no code for them: --finish accepts exactly those differences."""
+    from .codes import chain_at, code_cast, codes_metadata
+    from .prove import json_dtype
+
+    key = f"{path}/zarr.json" if path else "zarr.json"
+    try:
+        metadata = read_json(location, key)
+        found = code_cast(chain_at(metadata, ()), json_dtype(metadata["data_type"]))
+        if found is None:
+            return None, ()
+        index = found[0]
+        smap = (chain_at(metadata, ())[index].get("configuration") or {}).get("scalar_map") or {}
+        keys = tuple(sorted({int(k) for k, _ in smap.get("decode", []) if isinstance(k, int)}))
+        view_meta = codes_metadata(metadata, (), index)
+    except (ValueError, TypeError, KeyError, ToolError):
+        return None, ()
+    if not keys or view_meta is None:
+        return None, ()
+    return View(location, path, 3, {key: _doc(view_meta)}), keys
 
 
 def finish_order(keys: Any, arrays: Any) -> list[str]:

@@ -12,6 +12,11 @@ is written and verified again. With another plan (other options, or a source tha
 run is trusted, and neither where the source's filesystem gives no stamps. Metadata is written only once every run is verified, and the journal is removed
 last: a store with metadata and no journal is complete.
 
+On an object store (S3, GCS, Azure) there is no rename: every save is one atomic whole-object
+PUT (:meth:`~numcodecs_ext.tools.storage.Location.write`), so a reader finds the previous journal
+or the new one, never half of one; its listing gives the chunks' sizes, and the source's
+objects are stamped by their ETags or generations.
+
 The journal is no zarr document: it does not make the destination open as an array or group.
 
 Examples
@@ -108,6 +113,7 @@ class Journal:
 
     plan: str
     source: str
+    seed: int | None = None  # --verify sample:N's seed: a resumed run checks the same chunks
     modes: dict[str, str] = field(default_factory=dict)
     runs: dict[str, dict[int, str]] = field(default_factory=dict)
     _written: float = 0.0
@@ -122,7 +128,7 @@ class Journal:
 
     def to_bytes(self) -> bytes:
         return json.dumps({"format": FORMAT, "plan": self.plan, "source": self.source,
-                           "modes": self.modes,
+                           "seed": self.seed, "modes": self.modes,
                            "runs": {a: {str(k): v for k, v in sorted(r.items())} for a, r in self.runs.items()}},
                           separators=(",", ":")).encode()
 
@@ -133,7 +139,9 @@ class Journal:
             doc = json.loads(data)
             if doc.get("format") != FORMAT:
                 raise ValueError(f"format {doc.get('format')!r}")
+            seed = doc.get("seed")
             return cls(plan=str(doc["plan"]), source=str(doc.get("source", "")),
+                       seed=int(seed) if seed is not None else None,
                        modes={str(k): str(v) for k, v in doc.get("modes", {}).items()},
                        runs={str(a): {int(k): str(v) for k, v in r.items()}
                              for a, r in doc.get("runs", {}).items()})

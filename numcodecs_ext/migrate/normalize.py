@@ -10,8 +10,14 @@ proven is left as it was, with the reason; the exit status is then 1. With ``--n
 array whose fill value is NaN (and which therefore refuses writes) gets a code for NaN, checked
 against the codes its chunks hold: the way to repair arrays migrated without one.
 
+The proof is never sampled where it guards a write: ``--verify sample:N`` and ``--verify none``
+are for ``--dry-run`` only (a quick look, whose summary says the proof was sampled or skipped);
+without ``--dry-run`` they are refused, since the array's old metadata is gone once replaced.
+The proof runs as tasks on the user's dask scheduler when one is configured.
+
 Examples::
 
+    numcodecs-ext normalize store.zarr --dry-run --verify sample:5
     numcodecs-ext normalize store.zarr --dry-run
     numcodecs-ext normalize store.zarr
     numcodecs-ext normalize store.zarr --nan-code auto
@@ -31,10 +37,12 @@ import numpy as np
 from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
+from ..tools.verifying import add_verify_argument, parse_verify
 from .filters import MATCHES, NotExpressible, filter_codecs
 from .plan import ArrayPlan, index_store
-from .prove import apply_codes, prove_array
+from .prove import apply_codes
 from .runs import View
+from .tasks import Pair, Runner, chosen_for, compare_arrays
 from .text import error, plain
 
 __all__ = ["NormalizePlan", "NormalizeReport", "normalize"]
@@ -77,6 +85,17 @@ class NormalizeReport:
     read_only: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    verify: Any = None  # the VerifyPlan of the proof (full unless a dry run sampled or skipped it)
+    chunks_checked: int = 0
+    chunks_total: int = 0
+
+    def verification(self) -> str:
+        """The summary's words on the proof: every chunk, sampled (how many), or none."""
+        if self.verify is None or self.verify.complete:
+            return "every chunk read under both metadata versions and found identical"
+        if self.verify.enabled:
+            return "proof " + self.verify.summary(self.chunks_checked, self.chunks_total)
+        return "not proven (--verify none): no chunk was read"
 
     @property
     def changed(self) -> list[NormalizePlan]:
@@ -154,12 +173,17 @@ def _location(store: Any, storage_options: Any = None) -> Location:
 
 def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap: bool = False,
               nan_code: Any = None, fill_code: Any = None, progress: bool = False,
-              storage_options: Any = None) -> NormalizeReport:
+              storage_options: Any = None, verify: Any = "full") -> NormalizeReport:
     """Rewrite every array's numcodecs FixedScaleOffset/AsType codecs in the v3 store as spec
     codecs, each array only after proving that every chunk reads the same (bit for bit) under
     the new metadata; arrays that do not are left as they were, with the reason. With
     ``nan_code`` / ``fill_code`` (see :func:`~numcodecs_ext.migrate.migrate`), NaN or the fill
     value gets a stored code, so that arrays that refused writes accept them.
+
+    ``verify`` is "full" (the default) for every run that writes: the proof of every chunk is
+    what makes it safe to replace an array's metadata, whose old codecs are then gone. A dry
+    run may take "sample:N" (a quick look; the report says the proof was sampled) or "none"
+    (the plan only); a run that writes refuses both with a UsageError.
 
     Returns the report; nothing raises for an array that is left (see ``report.left``).
     """
@@ -167,6 +191,13 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
 
     if match not in MATCHES:
         raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
+    check = parse_verify(verify)
+    if not check.complete and not dry_run:
+        raise UsageError(f"--verify {'sample:' + str(check.count) if check.enabled else 'none'}: normalize "
+                         "replaces an array's metadata only after proving that every chunk reads "
+                         "identically under the new one (the old codecs are gone afterwards), so it "
+                         "cannot sample or skip that proof; use --verify full (the default), or "
+                         "--dry-run with --verify sample:N for a quick look")
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     location = _location(store, storage_options)
     index = index_store(location, v2=False, v3_arrays=True)
@@ -176,7 +207,7 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
             raise UsageError(f"{option}: {location} has no array "
                              f"{', '.join(p or '/ (its root)' for p in sorted(unknown))}; its arrays are "
                              f"{', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
-    report = NormalizeReport(dry_run=dry_run)
+    report = NormalizeReport(dry_run=dry_run, verify=check)
     todo: list[tuple[NormalizePlan, ArrayPlan, dict[str, Any]]] = []
     for path in sorted(index.arrays):
         metadata = index.arrays[path]
@@ -215,29 +246,41 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
         todo.append((entry, plan, metadata))
     total = sum(p.decoded_bytes for _, p, _ in todo)
     written: dict[str, dict[str, Any]] = {}
-    with Progress(total, "verify", enabled=progress) as bar:
-        for entry, plan, metadata in todo:
-            try:
-                current = View(location, plan.path, 3).open()
-            except Exception as e:  # noqa: BLE001 - an array zarr cannot open: left alone
-                entry.left = f"zarr cannot open it under its current metadata ({error(e)})"
+    pairs, proven = [], []
+    for entry, plan, metadata in todo:
+        try:
+            View(location, plan.path, 3).open()
+        except Exception as e:  # noqa: BLE001 - an array zarr cannot open: left alone
+            entry.left = f"zarr cannot open it under its current metadata ({error(e)})"
+            continue
+        new = View(location, plan.path, 3, {plan.key: json.dumps(plan.metadata).encode()})
+        try:
+            new.open()
+        except Exception as e:  # noqa: BLE001
+            entry.left = _hint(f"zarr cannot open it under the new metadata ({error(e)})", match, wrap)
+            continue
+        chosen, among = chosen_for(check, plan)
+        report.chunks_total += among
+        pairs.append(Pair(plan.path, plan.name, View(location, plan.path, 3), new, plan.shape, plan.chunk_shape,
+                          plan.itemsize, chosen))
+        proven.append((entry, plan))
+    outcomes = {}
+    if check.enabled:
+        with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:
+            outcomes = compare_arrays(pairs, runner, bar)
+    for entry, plan in proven:
+        out = outcomes.get(plan.path)
+        if out is not None:
+            report.chunks_checked += out.checked
+            if out.failed:
+                entry.left = out.failed.removeprefix(f"array {plan.name}: ")
                 continue
-            try:
-                target = View(location, plan.path, 3, {plan.key: json.dumps(plan.metadata).encode()}).open()
-            except Exception as e:  # noqa: BLE001
-                entry.left = _hint(f"zarr cannot open it under the new metadata ({error(e)})", match, wrap)
+            if out.why is not None:
+                entry.left = _hint(f"the new codecs do not read it as before {out.why}", match, wrap)
                 continue
-            try:
-                why = prove_array(current, target, plan, bar)
-            except ToolError as e:
-                entry.left = str(e).removeprefix(f"array {plan.name}: ")
-                continue
-            if why is not None:
-                entry.left = _hint(f"the new codecs do not read it as before {why}", match, wrap)
-                continue
-            if not dry_run:
-                location.write(plan.key, json.dumps(plan.metadata, indent=2).encode())
-            written[plan.path] = plan.metadata
+        if not dry_run:
+            location.write(plan.key, json.dumps(plan.metadata, indent=2).encode())
+        written[plan.path] = plan.metadata
     current = {**index.arrays, **written}
     updated = _update_consolidated(location, index, current, dry_run=dry_run)
     if updated:
@@ -320,6 +363,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="likewise for a fill value outside the packing")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar, and only the arrays left as they were")
+    add_verify_argument(parser, aliases=())
     add_storage_options_argument(parser)
 
 
@@ -328,15 +372,14 @@ def run(args: argparse.Namespace) -> int:
     was changed (or there was nothing), 1 when some were left as they were."""
     report = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap,
                        nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet,
-                       storage_options=parse_storage_options(args.storage_options))
+                       storage_options=parse_storage_options(args.storage_options), verify=args.verify)
     for plan in report.arrays:
         if not args.quiet or plan.left:
             print(plan.describe())
     verb = "would change" if args.dry_run else "changed"
     changed, left = report.changed, report.left
     if changed:
-        print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched, every chunk read "
-              "under both metadata versions and found identical)")
+        print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched; {report.verification()})")
     elif not left:
         print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
               + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))

@@ -41,7 +41,10 @@ class MigrationReport:
     bytes_copied: int = 0
     chunks_rewritten: int = 0
     runs_resumed: int = 0
-    verified: bool = False
+    verified: bool = False  # every chunk read back and compared
+    verify: Any = None  # the VerifyPlan it ran with (full, sample:N, none)
+    chunks_checked: int = 0  # chunks read back and compared (sample: of chunks_total)
+    chunks_total: int = 0
     resumed: str | None = None
     in_place: bool = False
     dry_run: bool = False
@@ -59,6 +62,14 @@ class MigrationReport:
         lines.append(f"{len(self.arrays)} arrays ({kept} keep their chunks, "
                      f"{len(self.arrays) - kept} rewritten), {len(self.groups)} groups")
         return "\n".join(lines)
+
+    def verification(self) -> str:
+        """The summary's words on what was read back: verified, sampled (how many chunks of
+        how many), or not verified."""
+        check = self.verify
+        if check is None:
+            return "verified" if self.verified else "not verified"
+        return check.summary(self.chunks_checked, self.chunks_total)
 
 
 def _doc(metadata: dict[str, Any]) -> bytes:
@@ -324,25 +335,41 @@ def open_source(location: Location, plan: ArrayPlan) -> Any:
 
 
 def prove_on_source(location: Location, report: MigrationReport, *, progress: bool = False,
-                    need_writes: bool = True) -> None:
+                    need_writes: bool = True, verify: Any = None) -> None:
     """Read every array of the v2 store at ``location`` under its v2 and its planned v3 metadata
-    (staged over the same chunk files, read-only) and mark those that read differently as
-    needing a rewrite (``plan.rewrite``); ``need_writes``: say now if such an array cannot be
-    written through its new metadata either."""
+    (staged over the same chunk files, read-only), as tasks on the user's dask scheduler (or
+    threads here), and mark those that read differently as needing a rewrite
+    (``plan.rewrite``); ``verify`` (a VerifyPlan; default every chunk) may sample.
+    ``need_writes``: say now if such an array cannot be written through its new metadata either."""
+    from ..tools.verifying import parse_verify
+    from .tasks import Pair, Runner, chosen_for, compare_arrays
+
+    check = parse_verify(verify)
+    report.verify = check
+    pairs = []
+    for plan in report.arrays:
+        if plan.rewrite:
+            continue
+        open_source(location, plan)
+        try:
+            candidate(location, plan).open()
+        except Exception as e:  # noqa: BLE001 - zarr cannot read the chunks this way
+            plan.rewrite = f"zarr cannot read them under the new metadata ({error(e)})"
+            continue
+        chosen, among = chosen_for(check, plan)
+        report.chunks_total += among
+        pairs.append(Pair(plan.path, plan.name, View(location, plan.path, 2), candidate(location, plan),
+                          plan.shape, plan.chunk_shape, plan.itemsize, chosen))
     total = sum(p.decoded_bytes for p in report.arrays if not p.rewrite)
-    with Progress(total, "verify", enabled=progress) as bar:
-        for plan in report.arrays:
-            if plan.rewrite:
-                continue
-            source = open_source(location, plan)
-            try:
-                target = candidate(location, plan).open()
-            except Exception as e:  # noqa: BLE001 - zarr cannot read the chunks this way
-                plan.rewrite = f"zarr cannot read them under the new metadata ({error(e)})"
-            else:
-                why = prove_array(source, target, plan, bar)
-                if why is not None:
-                    plan.rewrite = _rewrite_reason(plan, why)
+    with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:
+        outcomes = compare_arrays(pairs, runner, bar)
+    plans = {p.path: p for p in report.arrays}
+    for path, out in outcomes.items():
+        report.chunks_checked += out.checked
+        if out.failed:
+            raise ToolError(out.failed)
+        if out.why is not None:
+            plans[path].rewrite = _rewrite_reason(plans[path], out.why)
     if need_writes:
         check_rewritable(location, report)
 

@@ -16,6 +16,15 @@ the same command again resumes it. The source is only read.
 proves it again and removes the v2 metadata. A FixedScaleOffset array whose fill value is NaN
 reads as before but refuses writes until NaN has a stored code: ``--nan-code auto``.
 
+``--verify full`` (the default) reads every chunk back; ``--verify sample:N`` reads N chunks per
+array chosen at random (of its stored chunks; the summary says it sampled, how many of how many,
+and the seed; a resumed run checks the same chunks), ``--verify none`` nothing. Sampling is
+allowed where the v2 original stays readable (a new store, ``--in-place``), never where the proof
+is all that guards the only copy: ``--in-place --finish`` removes the v2 metadata, so it proves
+every chunk and refuses ``sample:N`` and ``none`` (a UsageError, exit 2), as ``normalize`` does
+before it replaces an array's metadata. Copying, ``--rewrite`` and every verification run as
+dask tasks on the scheduler the user configured (:mod:`.tasks`), otherwise on threads here.
+
 Examples::
 
     numcodecs-ext migrate era5_v2.zarr --dry-run
@@ -35,6 +44,7 @@ from typing import Any
 
 from ..tools.errors import UsageError
 from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
+from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
 from .codes import parse_code_option
 from .filters import MATCHES
 from .inplace import finish_in_place, migrate_in_place
@@ -62,9 +72,9 @@ def _codes(value: Any, option: str) -> dict[str | None, int | str]:
 
 def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool = False,
             dry_run: bool = False, match: str = "decode", wrap: bool = False,
-            keep_numcodecs: bool = False, rewrite: bool = False, verify_result: bool = True,
-            nan_code: Any = None, fill_code: Any = None, progress: bool = False,
-            storage_options: Mapping[str, Any] | None = None) -> MigrationReport:
+            keep_numcodecs: bool = False, rewrite: bool = False, verify: Any = None,
+            verify_result: bool | None = None, nan_code: Any = None, fill_code: Any = None,
+            progress: bool = False, storage_options: Mapping[str, Any] | None = None) -> MigrationReport:
     """Migrate the zarr v2 store ``src`` to zarr v3 at ``dst`` (or in place).
 
     Parameters
@@ -91,9 +101,16 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
         instead of refusing.
     rewrite : bool
         Decode and encode every chunk again even where the chunks could be kept.
-    verify_result : bool
-        Read every run back and compare it with the source (the default; without it the report
-        says the result is not verified).
+    verify : "full", "sample:N", "none" or VerifyPlan
+        What is read back and compared with the source: every chunk ("full", the default),
+        ``N`` chunks per array chosen at random ("sample:N": the report says it sampled, and
+        how many chunks of how many it read), or nothing ("none": the report says not
+        verified). With ``in_place``, what proves the v3 metadata before the ``zarr.json``
+        documents are added (the v2 metadata stays: nothing is lost if a chunk the sample did
+        not read differs). ``finish`` removes the only other way to read the store, so it
+        proves every chunk, always: it refuses "sample:N" and "none".
+    verify_result : bool, optional
+        The older form: True is "full", False is "none".
     nan_code, fill_code : int, "auto", {array: int or "auto"}, optional
         Give NaN (or a fill value outside the packing) a stored code of its own, so that arrays
         whose fill value is NaN can be written to; "auto" picks one no stored chunk holds.
@@ -116,6 +133,7 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
     """
     if match not in MATCHES:
         raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
+    check = _verify_option(verify, verify_result)
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     source = Location.parse(src, storage_options=storage_options)
     target = Location.parse(dst, storage_options=storage_options) if dst is not None else None
@@ -125,10 +143,12 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
             raise UsageError("--finish only removes the v2 metadata of a store migrated in place; "
                              "it takes no migration options (--rewrite, --nan-code, --fill-code, "
                              "--wrap, --match, --keep-numcodecs)")
-        if not verify_result:
-            raise UsageError("--finish removes the v2 metadata only after proving that the v3 "
-                             "metadata reads every array the same: it cannot skip that "
-                             "(--no-verify)")
+        if not check.complete:
+            raise UsageError(f"--finish removes the v2 metadata only after proving that the v3 "
+                             f"metadata reads every chunk of every array the same: it cannot "
+                             f"{'sample' if check.enabled else 'skip'} that (--verify "
+                             f"{'sample:' + str(check.count) if check.enabled else 'none'}); "
+                             "use --verify full (the default)")
     if in_place:
         if target is not None and target.resolved() != source.resolved():
             raise UsageError("give either a destination or --in-place, not both")
@@ -151,17 +171,18 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
                         nan_code=nan_codes, fill_code=fill_codes, progress=progress, index=index)
     report.dry_run = dry_run
     if in_place:
-        migrate_in_place(source, index, report, verify=verify_result, dry_run=dry_run,
-                         progress=progress)
+        migrate_in_place(source, index, report, verify=check, dry_run=dry_run, progress=progress)
         return report
     if rewrite:
         for plan in report.arrays:
             plan.rewrite = plan.rewrite or "asked for"
     if dry_run:
-        if verify_result:
-            prove_on_source(source, report, progress=progress)
+        if check.enabled:
+            prove_on_source(source, report, progress=progress, verify=check)
+        else:
+            report.verify = check
         if target is not None and target.exists():
-            plan = run_plan(report, source, rewrite_all=rewrite, verify=verify_result)
+            plan = run_plan(report, source, rewrite_all=rewrite, verify=check)
             state = prepare_destination(target, report, source=source, plan=plan)
             if state.journal is not None:
                 report.notes.append(f"{target} holds an interrupted run of this migration: it "
@@ -172,18 +193,35 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
     from .prove import check_rewritable
 
     check_rewritable(source, report)
-    write_store(report, source, target, rewrite_all=rewrite, verify=verify_result, progress=progress)
+    write_store(report, source, target, rewrite_all=rewrite, verify=check, progress=progress)
     return report
 
 
-def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progress: bool = False) -> None:
-    """Read every array of the v2 store ``src`` and the v3 store ``dst`` a run at a time and
-    raise :class:`~numcodecs_ext.tools.errors.VerificationError` at the first difference
-    (values compared bit for bit in their own type, NaN payloads included)."""
+def _verify_option(verify: Any, verify_result: bool | None) -> VerifyPlan:
+    """``verify=`` (full, sample:N, none, a VerifyPlan) and its older boolean alias
+    ``verify_result=`` as one plan (UsageError if they disagree)."""
+    if verify is None:
+        return parse_verify("full" if verify_result in (None, True) else "none")
+    check = parse_verify(verify)
+    if verify_result is not None and bool(verify_result) != check.enabled:
+        raise UsageError(f"verify={verify!r} and verify_result={verify_result!r} disagree; give "
+                         "verify= alone (full, sample:N or none)")
+    return check
+
+
+def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progress: bool = False,
+           verify: Any = "full") -> MigrationReport:
+    """Read every array of the v2 store ``src`` and the v3 store ``dst`` a run at a time (as
+    tasks on the user's dask scheduler, if one is configured) and raise
+    :class:`~numcodecs_ext.tools.errors.VerificationError` at the first difference (values
+    compared bit for bit in their own type, NaN payloads included). ``verify="sample:N"`` reads
+    N chunks per array chosen at random (``report.verification()`` says how many of how many).
+    Returns the report."""
     source, target = Location.parse(src), Location.parse(dst)
     if report is None:
         report = plan_store(source, keep_numcodecs=True)
-    verify_stores(source, target, report, progress=progress)
+    verify_stores(source, target, report, progress=progress, verify=verify)
+    return report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -216,8 +254,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="likewise for a fill value outside the packing (e.g. 0 with offset 250)")
     parser.add_argument("--rewrite", action="store_true",
                         help="decode and encode every chunk again, even where it could be kept")
-    parser.add_argument("--no-verify", action="store_true",
-                        help="do not read the result back (the summary says it is not verified)")
+    add_verify_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or plan")
     add_storage_options_argument(parser)
 
@@ -227,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     report = migrate(args.src, args.dst, in_place=args.in_place, finish=args.finish,
                      dry_run=args.dry_run, match=args.match, wrap=args.wrap,
                      keep_numcodecs=args.keep_numcodecs, rewrite=args.rewrite,
-                     verify_result=not args.no_verify, nan_code=args.nan_code,
+                     verify=args.verify, nan_code=args.nan_code,
                      fill_code=args.fill_code, progress=not args.quiet,
                      storage_options=parse_storage_options(args.storage_options))
     print_report(report, args)
@@ -241,7 +278,7 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
         if report.finished:
             print(f"{verb} the v2 metadata ({len(report.finished)} documents) of {where}"
                   + (" after verifying that its v3 metadata reads every array identically"
-                     if report.verified else " (not verified: --no-verify)"))
+                     + (" (but for the values said below)" if report.notes else "")))
             if not args.dry_run:
                 print(f"{where} is a zarr v3 store only")
         for note in report.notes:
@@ -258,9 +295,14 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
         print(f"note: {len(report.not_copied)} files of {args.src} are no zarr chunks or metadata "
               f"and were not copied: {shown}", file=sys.stderr)
     if args.dry_run:
-        print("dry run: nothing written" + (" (every chunk of SRC was read under both metadata "
-                                            "versions to decide what is kept)"
-                                            if not args.no_verify else ""))
+        check = report.verify
+        if check is None or check.complete:
+            how = " (every chunk of SRC was read under both metadata versions to decide what is kept)"
+        elif check.enabled:
+            how = f" (what is kept was decided on a sample: {report.verification()})"
+        else:
+            how = ""
+        print("dry run: nothing written" + how)
         return
     if report.resumed:
         print(report.resumed)
@@ -271,5 +313,7 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
     if report.verified:
         print("verified: every chunk reads the same values (bit for bit) under the v3 metadata "
               "as under the v2 metadata")
+    elif report.verify is not None and report.verify.mode == "sample":
+        print(report.verification() + " (--verify sample)")
     else:
-        print("not verified (--no-verify): the chunks were not read back")
+        print("not verified (--verify none): the chunks were not read back")

@@ -12,31 +12,34 @@ runs, so the same command resumes an interrupted migration.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.progress import Progress
 from ..tools.staging import StagedStore, commit_order, is_metadata_key
 from ..tools.storage import Location
+from ..tools.verifying import VerifyPlan, parse_verify
 from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
 from .plan import ArrayPlan, index_store, is_temporary
-from .prove import MigrationReport, _doc, _rewrite_reason, candidate, open_source, write_refused
-from .runs import View, chunk_coords, compare_run, quiet, runs, values_in
+from .prove import MigrationReport, _doc, _rewrite_reason, open_source, write_refused
+from .runs import View, chunk_coords, quiet, values_in
+from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
 from .text import error, region
 
 __all__ = ["prepare_destination", "run_plan", "write_store"]
 
 
-class _Recording(StagedStore):
+class Recording(StagedStore):
     """A StagedStore that remembers the size of every chunk it writes (None: deleted)."""
 
     def __init__(self, location: Any, *, sizes: dict[str, int | None] | None = None, **kwargs: Any) -> None:
         super().__init__(location, **kwargs)
         self.sizes: dict[str, int | None] = {} if sizes is None else sizes
 
-    def _with_store(self, store: Any) -> _Recording:
+    def _with_store(self, store: Any) -> Recording:
         return type(self)(self.location, sizes=self.sizes, _staged=self.staged, _store=store)
 
     async def set(self, key: str, value: Any) -> None:
@@ -59,12 +62,12 @@ class RunPlan:
         self.stamped = stamped
 
 
-def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verify: bool) -> RunPlan:
+def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verify: VerifyPlan | bool) -> RunPlan:
     """The plan of a migration of ``src`` to a new store, as its journal records it."""
     stamps = source_stamps(src, (k for a in report.arrays for k in a.chunks))
     parts = {"arrays": [[a.path, a.metadata, sorted(a.chunks.items())] for a in report.arrays],
              "groups": [[g.path, g.metadata] for g in report.groups],
-             "rewrite": rewrite_all, "verify": verify,
+             "rewrite": rewrite_all, "verify": _verify_text(as_plan(verify)),
              "stamps": stamps}
     return RunPlan(plan_digest(parts), stamps is not None)
 
@@ -185,28 +188,42 @@ def _array_of(key: str, planned: dict[str, ArrayPlan]) -> ArrayPlan | None:
     return None
 
 
-def _run_keys(plan: ArrayPlan, sel: tuple[slice, ...], encoding: Any) -> list[str]:
+def _verify_text(check: VerifyPlan) -> Any:
+    # (True / False: what journals of full and none runs have always recorded)
+    return {"full": True, "none": False}.get(check.mode, f"sample:{check.count}")
+
+
+def _run_keys(plan: ArrayPlan, sel: tuple[slice, ...]) -> list[str]:
+    """The v2-encoded keys of the chunks of a run (the chunk keys a migration keeps)."""
     prefix = f"{plan.path}/" if plan.path else ""
-    return [prefix + encoding.encode_chunk_key(c) for c in chunk_coords(sel, plan.chunk_shape)]
+    separator = plan.metadata["chunk_key_encoding"]["configuration"]["separator"]
+    return [prefix + (separator.join(map(str, c)) if c else "0") for c in chunk_coords(sel, plan.chunk_shape)]
 
 
 def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrite_all: bool = False,
-                verify: bool = True, progress: bool = False) -> None:
-    """Copy or rewrite every array of ``report`` from ``src`` to ``dst``, verify each run, then
-    write the metadata; resumes an interrupted run of the same plan."""
-    plan = run_plan(report, src, rewrite_all=rewrite_all, verify=verify)
+                verify: VerifyPlan | bool = True, progress: bool = False) -> None:
+    """Copy or rewrite every array of ``report`` from ``src`` to ``dst`` as tasks on the user's
+    dask scheduler (or threads here), verify each run (``verify``: every chunk, a sample, or
+    none), then write the metadata; resumes an interrupted run of the same plan."""
+    check = as_plan(verify)
+    plan = run_plan(report, src, rewrite_all=rewrite_all, verify=check)
     state = prepare_destination(dst, report, plan=plan, source=src)
-    journal = state.journal or Journal(plan=plan.digest, source=src.display)
+    journal = state.journal or Journal(plan=plan.digest, source=src.display, seed=check.seed)
     resuming = state.journal is not None
+    if resuming and check.mode == "sample" and journal.seed is not None:
+        check = replace(check, seed=journal.seed)  # the chunks the interrupted run chose
+    report.verify = check
     if state.message:
         report.notes.append(state.message)
-    state.clear_stale()
-    journal.save(dst)  # before any chunk: the destination is ours, and resumable
     docs = _documents(report)
-    staged = _Recording(dst, _staged=dict(docs))
     total = sum(p.decoded_bytes for p in report.arrays)
     runs_done = 0
-    with Progress(total, "migrate", enabled=progress) as bar:
+    # the scheduler is found (a configured one that cannot be reached refused) before anything
+    # is written
+    with Runner(src, dst) as runner, Progress(total, "migrate", enabled=progress,
+                                               chunks=sum(_grid_size(a) for a in report.arrays)) as bar:
+        state.clear_stale()
+        journal.save(dst)  # before any chunk: the destination is ours, and resumable
         for array in report.arrays:
             mode = "rewrite" if (array.rewrite or rewrite_all) else "keep"
             if resuming and journal.modes.get(array.path) == "rewrite":
@@ -215,12 +232,15 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                 journal.forget(array.path)
             journal.modes[array.path] = mode
             while True:
-                resumed, why, advanced = _array(array, mode, src, dst, staged, state.listing,
-                                                journal, report, bar, verify)
+                done = _Done()
+                why = _array(array, mode, src, dst, docs, state.listing, journal, report, bar, check,
+                             runner, done)
                 if why is None:
-                    runs_done += resumed
+                    runs_done += done.resumed
+                    report.chunks_checked += done.checked
+                    report.chunks_total += done.total
                     break
-                bar.advance(-advanced[0], chunks=-advanced[1])  # (done again below)
+                bar.advance(-done.bytes, chunks=-done.chunks)  # (done again below)
                 # the copied chunks read differently under the new metadata: rewrite them
                 array.rewrite = why
                 refused = array.read_only or _refused(src, array)
@@ -234,16 +254,37 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
             journal.save(dst)
     report.runs_resumed = runs_done
     if resuming and runs_done:
-        done = "written and verified" if verify else "written"
+        done_text = {"full": "written and verified", "none": "written"}.get(
+            check.mode, "written (and, where the sample chose a chunk, verified)")
         report.resumed = (f"resumed the interrupted migration in {dst}: {runs_done} runs of chunks it "
-                          f"had {done} were still there and were kept; everything else was {done} "
-                          "now")
+                          f"had {done_text} were still there and were kept; everything else was "
+                          f"{done_text} now")
+    staged = StagedStore(dst, _staged=dict(docs))
     staged.commit()  # flush the chunks, then arrays, groups deepest first, the root last
     for key in state.listing:
         if is_temporary(key):
             dst.remove(key)
     dst.remove(JOURNAL)
-    report.verified = verify
+    report.verified = check.complete
+
+
+def as_plan(verify: VerifyPlan | bool | str | None) -> VerifyPlan:
+    """``verify`` as a plan: a plan or its text (full, sample:N, none), or True / False."""
+    if isinstance(verify, bool):
+        return parse_verify("full" if verify else "none")
+    return parse_verify(verify)
+
+
+def _grid_size(array: ArrayPlan) -> int:
+    return math.prod(math.ceil(s / c) for s, c in zip(array.shape, array.chunk_shape)) if array.shape else 1
+
+
+class _Done:
+    """What one pass over an array did: runs resumed, bytes and chunks advanced on the bar,
+    chunks compared of those it holds."""
+
+    def __init__(self) -> None:
+        self.resumed = self.bytes = self.chunks = self.checked = self.total = 0
 
 
 def _refused(src: Location, array: ArrayPlan) -> str | None:
@@ -258,106 +299,86 @@ def _refused(src: Location, array: ArrayPlan) -> str | None:
     return write_refused(array.metadata, values, sel)
 
 
-def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, staged: _Recording,
+def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict[str, bytes],
            listing: dict[str, int], journal: Journal, report: MigrationReport, bar: Progress,
-           verify: bool) -> tuple[int, str | None, tuple[int, int]]:
-    """Write and verify every run of one array: (runs resumed, None, progress made) or, when
-    kept chunks read differently, (.., why, ..)."""
-    source = open_source(src, array)
-    writer = None
-    if mode == "rewrite":
-        import zarr
-
-        with quiet():
-            writer = zarr.open_array(staged, path=array.path, mode="r+", zarr_format=3)
-        reader = writer  # (zarr keeps no chunk in memory: reading it reads the store again)
-    else:
-        reader = candidate(dst, array).open()
-    encoding = reader.metadata.chunk_key_encoding
+           check: VerifyPlan, runner: Runner, done: _Done) -> str | None:
+    """Write and verify every run of one array, a batch of tasks at a time, each batch recorded
+    in the journal as it ends: None, or, when kept chunks read differently, why."""
     recorded = journal.runs.get(array.path, {})
-    resumed = 0
-    advanced = [0, 0]
-    for number, sel in runs(array.shape, array.chunk_shape, itemsize=array.itemsize):
-        keys = _run_keys(array, sel, encoding)
-        step = values_in(sel) * array.itemsize
-        advanced[0] += step
-        advanced[1] += len(keys)
-        if number in recorded:
-            now = run_digest({k: listing[k] for k in keys if k in listing})
-            if now == recorded[number]:
-                resumed += 1
-                bar.advance(step, chunks=len(keys))
-                continue
-        if mode == "keep":
-            sizes = {}
-            copied = [key for key in keys if key in array.chunks]
-            # server-side where both ends are one filesystem (S3: one CopyObject per chunk,
-            # concurrent; no byte passes through this process)
-            src.copy_many(copied, dst)
-            for key in copied:
-                sizes[key] = array.chunks[key]
-                report.bytes_copied += array.chunks[key]
-            for key in keys:
-                if key not in array.chunks and key in listing:  # left by an earlier plan
-                    dst.remove(key)
-            if verify:
-                why = compare_run(source, reader, sel, name=array.name)
-                if why is not None:
-                    return resumed, _rewrite_reason(array, why), (advanced[0] - step, advanced[1] - len(keys))
-        else:
-            with quiet():
-                try:
-                    values = source[sel]
-                except Exception as e:  # noqa: BLE001 - a broken source
-                    raise ToolError(f"array {array.name}: zarr cannot read the source at "
-                                    f"{region(sel)}: {error(e)}") from None
-                try:
-                    writer[sel] = values
-                except Exception as e:  # noqa: BLE001 - refused by the new codecs
-                    raise ToolError(f"array {array.name}: zarr refuses to write {region(sel)} "
-                                    f"through the new metadata: {error(e)}. {dst} holds only "
-                                    "chunks: nothing there opens as an array or group") from None
-            report.chunks_rewritten += len(keys)
-            if verify:
-                why = compare_run(source, reader, sel, name=array.name, values=np.asarray(values))
-                if why is not None:
-                    raise VerificationError(
-                        f"array {array.name}: rewritten through the new metadata, it does not read "
-                        f"as the source {why}. {dst} holds only chunks: nothing there opens as an "
-                        "array or group")
-            sizes = {}
-            for key in keys:
-                if key in staged.sizes:
-                    size = staged.sizes.pop(key)  # (forgotten once used: memory stays flat)
-                    if size is not None:
-                        sizes[key] = size
-                elif dst.exists(key):
-                    sizes[key] = dst.size(key)
-        for key in keys:
-            listing.pop(key, None)
-            if key in sizes:
-                listing[key] = sizes[key]
-        journal.done(array.path, number, run_digest(sizes))
-        journal.save_now_and_then(dst)
-        bar.advance(step, chunks=len(keys))
-    return resumed, None, (advanced[0], advanced[1])
+    chosen, done.total = chosen_for(check, array)
+    source = View(src, array.path, 2)
+
+    def tasks() -> Iterator[tuple[WriteRun, int, int]]:
+        for number, sel, regions, n in run_regions(array.shape, array.chunk_shape, array.itemsize, chosen):
+            keys = _run_keys(array, sel)
+            step = values_in(sel) * array.itemsize
+            if number in recorded:
+                now = run_digest({k: listing[k] for k in keys if k in listing})
+                if now == recorded[number]:
+                    done.resumed += 1
+                    done.checked += sum(1 for r in regions for _ in chunk_coords(r, array.chunk_shape))
+                    done.bytes += step
+                    done.chunks += n
+                    bar.advance(step, chunks=n)
+                    continue
+            copy = tuple(k for k in keys if k in array.chunks) if mode == "keep" else ()
+            remove = tuple(k for k in keys if k not in array.chunks and k in listing) if mode == "keep" else ()
+            yield (WriteRun(array.path, array.name, number, mode, source, dst, array.key, docs[array.key],
+                            sel, tuple(keys), copy, remove, regions, runner.token), step, n)
+
+    for batch in runner.batches(tasks()):
+        results = runner.map(write_run, [t for t, _, _ in batch], label="rewrite" if mode == "rewrite" else "copy",
+                             nbytes=[b for _, b, _ in batch], nchunks=[n for _, _, n in batch],
+                             describe=lambda t: f"array {t.name} at {region(t.sel)}")
+        for (task, step, n), result in zip(batch, results):
+            done.checked += result.checked
+            if result.why is not None:
+                return _rewrite_reason(array, result.why)
+            if mode == "keep":
+                sizes = {k: array.chunks[k] for k in task.copy}
+                report.bytes_copied += sum(sizes.values())
+            else:
+                sizes = result.sizes
+                report.chunks_rewritten += len(task.keys)
+            for key in task.keys:
+                listing.pop(key, None)
+                if key in sizes:
+                    listing[key] = sizes[key]
+            journal.done(array.path, task.number, run_digest(sizes))
+            done.bytes += step
+            done.chunks += n
+            bar.advance(step, chunks=n)
+        # a batch is many runs: recorded as it ends (one whole-object PUT on object stores)
+        journal.save_now_and_then(dst, every=1, seconds=1.0)
+    return None
 
 
-def verify_stores(src: Location, dst: Location, report: MigrationReport, *, progress: bool = False) -> None:
+def verify_stores(src: Location, dst: Location, report: MigrationReport, *, progress: bool = False,
+                  verify: VerifyPlan | bool | str = True) -> None:
     """Read every array of ``report`` from the v2 store ``src`` and the v3 store ``dst`` (its
-    written metadata), a run at a time, and raise VerificationError at the first difference."""
+    written metadata), a run at a time on the user's scheduler, and raise VerificationError at
+    the first difference."""
+    check = as_plan(verify)
+    pairs = []
+    for plan in report.arrays:
+        open_source(src, plan)
+        try:
+            View(dst, plan.path, 3).open()
+        except Exception as e:  # noqa: BLE001
+            raise VerificationError(f"array {plan.name}: {dst} has no readable v3 array there "
+                                    f"({error(e)})") from None
+        pairs.append(Pair(plan.path, plan.name, View(src, plan.path, 2), View(dst, plan.path, 3), plan.shape,
+                          plan.chunk_shape, plan.itemsize, chosen_for(check, plan)[0]))
     total = sum(p.decoded_bytes for p in report.arrays)
-    with Progress(total, "verify", enabled=progress) as bar:
-        for plan in report.arrays:
-            source = open_source(src, plan)
-            try:
-                target = View(dst, plan.path, 3).open()
-            except Exception as e:  # noqa: BLE001
-                raise VerificationError(f"array {plan.name}: {dst} has no readable v3 array there "
-                                        f"({error(e)})") from None
-            for _, sel in runs(plan.shape, plan.chunk_shape, itemsize=plan.itemsize):
-                why = compare_run(source, target, sel, name=plan.name)
-                if why is not None:
-                    raise VerificationError(f"array {plan.name}: the v3 store does not read as the "
-                                            f"v2 store {why}")
-                bar.advance(values_in(sel) * plan.itemsize)
+    with Runner(src, dst) as runner, Progress(total, "verify", enabled=progress) as bar:
+        outcomes = compare_arrays(pairs, runner, bar)
+    for plan in report.arrays:
+        out = outcomes[plan.path]
+        if out.failed:
+            raise ToolError(out.failed)
+        if out.why is not None:
+            raise VerificationError(f"array {plan.name}: the v3 store does not read as the "
+                                    f"v2 store {out.why}")
+        report.chunks_checked += out.checked
+        report.chunks_total += chosen_for(check, plan)[1]
+    report.verify = check

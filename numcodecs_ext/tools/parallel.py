@@ -218,6 +218,8 @@ def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[
                 for future in done:
                     i = pending.pop(future)
                     error = future.exception()
+                    if error is not None and not isinstance(error, Exception):
+                        raise error  # an interrupt (KeyboardInterrupt, SystemExit ...): as it is
                     if error is not None:
                         raise _failure(label, describe(runs[i]), error) from error
                     results[i] = future.result()
