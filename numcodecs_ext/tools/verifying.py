@@ -102,7 +102,7 @@ def parse_verify(text: str | VerifyPlan | None) -> VerifyPlan:
         return VerifyPlan("none")
     if isinstance(text, str) and text.startswith("sample:"):
         n = text[len("sample:"):]
-        if n.isdigit() and int(n) >= 1:
+        if n.isascii() and n.isdigit() and int(n) >= 1:  # ASCII: "sample:٣" is no number to a user
             return VerifyPlan("sample", int(n))
         raise UsageError(f"--verify {text!r}: N must be a whole number >= 1; {_VALID}")
     raise UsageError(f"--verify {text!r} is not valid; {_VALID}")
