@@ -502,3 +502,34 @@ def test_variable_length_strings_and_bytes_migrate(tmp_path: Path) -> None:
     a = np.array(["x", "y"], dtype=object)
     assert same_values(a, a.copy()) and not same_values(a, np.array(["x", "z"], dtype=object))
     assert "1 of 2 values differ, the first at [1]: y reads as z" in differences(a, np.array(["x", "z"], dtype=object))
+
+
+@pytest.mark.parametrize("kind", ["memory", "zip", "obstore"])
+def test_migrate_from_a_zarr_store_object(kind, tmp_path) -> None:
+    """A store object tells no stamps (a resumed run trusts none of its chunks), and migrates."""
+    import os
+
+    import zarr.storage
+
+    def fill(store) -> None:
+        g = zarr.open_group(store, mode="w", zarr_format=2)
+        g.create_array("t", shape=(20,), chunks=(10,), dtype="i4")[:] = np.arange(20)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "memory":
+            src = zarr.storage.MemoryStore()
+            fill(src)
+        elif kind == "zip":
+            z = zarr.storage.ZipStore(tmp_path / "src.zip", mode="w")
+            fill(z)
+            z.close()
+            src = zarr.storage.ZipStore(tmp_path / "src.zip", mode="r")
+        else:
+            obstore = pytest.importorskip("obstore.store")
+            os.makedirs(tmp_path / "obj")
+            fill(zarr.storage.LocalStore(tmp_path / "obj"))
+            src = zarr.storage.ObjectStore(obstore.LocalStore(str(tmp_path / "obj")), read_only=True)
+        report = migrate(src, tmp_path / "out.zarr")
+        assert report.verified
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "out.zarr", path="t", mode="r")[:], np.arange(20))

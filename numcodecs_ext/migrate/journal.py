@@ -81,6 +81,8 @@ def source_stamps(location: Any, keys: Iterable[str]) -> str | None:
                 stamp = "gone"
             h.update(f"{key}\0{stamp}\n".encode())
         return h.hexdigest()
+    if getattr(location, "fs", None) is None:  # a zarr store object: it tells no stamps
+        return None
     base = location.root.rstrip("/")
     try:
         found = location.fs.find(base, detail=True)
