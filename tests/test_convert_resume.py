@@ -254,7 +254,7 @@ def test_a_changed_source_or_other_options_start_over(tmp_path):
     _same_store(fresh, dst)
     # killed again, then run with other chunks: started over, nothing of the old chunking left
     dst2 = tmp_path / "o2.zarr"
-    assert _run(driver, "marks", 30, str(src), str(dst2), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
+    assert _run(driver, "marks", 6, str(src), str(dst2), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
     other = _run(driver, "none", 0, str(src), str(dst2), "--chunks", "time=4")
     assert other.returncode == 0 and "started over" in other.stdout, other.stderr
     fresh2 = tmp_path / "fresh2.zarr"

@@ -21,6 +21,7 @@ Attributes are compared too (the ``valid_*`` of packed variables are in unpacked
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,10 @@ __all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "
 
 #: the most bytes of one variable read at a time, per side (at least one chunk)
 BLOCK_BYTES = 8 << 20
+
+#: netCDF-C is not thread-safe: files are opened and closed one at a time in a process (xarray
+#: locks the reads itself), whatever the threads reading back at once
+_OPENING = threading.RLock()
 
 
 def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int,
@@ -109,20 +114,18 @@ def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Itera
     def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
         return src.target() if hasattr(src, "target") else src
 
-    source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
-    try:
+    with _OPENING:
+        source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
         raw = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None, mask_and_scale=False,
                             decode_times=False, decode_timedelta=False)
-        try:
-            result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
-            try:
-                yield Sides(src, source, raw, result)
-            finally:
-                result.close()
-        finally:
-            raw.close()
+        result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
+    try:
+        yield Sides(src, source, raw, result)
     finally:
-        source.close()
+        with _OPENING:
+            source.close()
+            raw.close()
+            result.close()
 
 
 def check_structure(sides: Sides, plan: GroupPlan) -> None:

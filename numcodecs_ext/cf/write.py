@@ -32,6 +32,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.verifying import VerifyPlan
 from .journal import Journal, is_journal_key
@@ -309,13 +311,7 @@ def _do_run(job: _Job, run: _Run) -> float:
 
     with dask.config.set(scheduler="synchronous"):  # inside a task: this thread only
         if run.data is not None:
-            import xarray as xr
-
-            ds = xr.Dataset({run.name: run.data})
-            store = _store(job.write_store.location, job.write_store.staged)  # its own documents
-            ds.to_zarr(store, group=run.group, mode="r+", consolidated=False,
-                       region=dict(zip(run.data.dims, run.region)), zarr_format=job.zarr_format,
-                       write_empty_chunks=True)
+            _write_run(job, run)
         worst = 0.0
         if run.checks:
             with opened(job.source, job.engine, job.read_store, run.group) as sides:
@@ -324,6 +320,29 @@ def _do_run(job: _Job, run: _Run) -> float:
     state = "verified" if run.checked >= run.nchunks else "written"
     job.journal.mark(run.index, state, checked=run.checked, worst=worst)
     return worst
+
+
+def _write_run(job: _Job, run: _Run) -> None:
+    """Write the run's chunks in the stored types. The values are those xarray would store:
+    the file's own (packed and copied variables) straight through zarr; times and durations
+    (variables stored decoded) through xarray's region write, which encodes them with the units
+    of the array's metadata."""
+    store = _store(job.write_store.location, job.write_store.staged)  # its own documents
+    var = run.data
+    if var.dtype.kind in "mM":
+        import xarray as xr
+
+        plain = var.copy(deep=False)
+        plain.attrs = {}  # the array's own encoding (units, fill value) applies; attributes are not written here
+        xr.Dataset({run.name: plain}).to_zarr(store, group=run.group, mode="r+", consolidated=False,
+                                             region=dict(zip(var.dims, run.region)), zarr_format=job.zarr_format,
+                                             write_empty_chunks=True)
+        return
+    import zarr
+
+    path = run.name if run.group is None else f"{run.group}/{run.name}"
+    array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
+    array[run.region] = np.asarray(var.values)
 
 
 def _clean_up(loc: Any, existed: bool) -> str:
