@@ -223,8 +223,8 @@ def test_a_sample_read_back_on_the_cluster(tmp_path, monkeypatch):
     assert not marks, "the runs were marked in this process, not on the workers"
     assert pids and os.getpid() not in pids
     assert not report.verified
-    # t2m: 3 of its 24 chunks; time (an index, read back here): all of its 1 chunk
-    assert report.verification.startswith("sampled: 4 of 25 chunks"), report.verification
+    # 3 of the 24 chunks of t2m (on the workers) and of time (an index coordinate, read back here)
+    assert report.verification.startswith("sampled: 6 of 48 chunks"), report.verification
 
 
 # -- resuming in a bucket ---------------------------------------------------------------------------
