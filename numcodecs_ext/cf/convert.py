@@ -17,7 +17,7 @@ Examples::
     numcodecs-ext convert era5.nc era5.zarr --verify sample:10
 
 An interrupted conversion (killed, a server gone) keeps its chunks and a journal of them under the
-destination (:mod:`numcodecs_ext.cf.journal`); the same command run again resumes it, skipping
+destination (a journal); the same command run again resumes it, skipping
 what was written and verified, and says so.
 """
 

@@ -102,14 +102,14 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
                         verify: VerifyPlan, stamp: dict[str, Any], resume: str = "") -> Outcome:
     """Write, verify and commit (the module's steps); ``stamp`` describes the source and
     options; ``resume``: ``loc`` holds a journal beside nothing that opens (``"partial"``) or
-        beside a complete store (``"complete"``: resumed only if the stamps are equal).
+    beside a complete store (``"complete"``: resumed only if the stamps are equal).
     ``differences`` receives each inexact packing's largest difference."""
     int_docs, final_docs, eager = _metadata(plans, zarr_format)
     stamp = dict(stamp, metadata=_digest(int_docs, final_docs), run_bytes=RUN_BYTES)
     journal = Journal(loc)
     outcome = Outcome()
     records: dict[int, dict[str, Any]] = {}
-    started = False
+    started = bool(resume)  # a journal there already: what it holds is never removed but to start over
     same = bool(resume) and journal.stamp() == stamp
     if resume == "complete" and not same:  # someone's complete store: never touched
         raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
@@ -140,8 +140,9 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         if started and not isinstance(e, VerificationError):
-            left = (f"{loc.display} keeps what was written and checked so far, and a journal of it (no metadata: "
-                    "nothing opens): run the same command again to resume, or remove it.")
+            left = (f"{loc.display} keeps what was written and checked so far, and a journal of it (the root's "
+                    "metadata is written last: nothing opens as complete): run the same command again to resume, "
+                    "or remove it.")
         else:
             left = _clean_up(loc, existed)
         if isinstance(e, (ToolError, UsageError)):  # (UsageError: a bucket that went, access denied)
