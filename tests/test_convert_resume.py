@@ -335,3 +335,22 @@ def test_runs_written_unchecked_are_read_back_when_resumed_with_full(tmp_path):
     assert again.returncode == 1, again.stdout + again.stderr
     assert "Traceback" not in again.stderr
     assert not dst.exists() or not (dst / "zarr.json").exists()
+
+
+def test_a_run_whose_chunk_vanished_is_written_again(tmp_path):
+    """A run marked done whose chunk object was removed since (by anyone): its mark is not
+    trusted, the run is written again, and the result is complete."""
+    src = tmp_path / "src.nc"
+    _source(src)
+    driver = _driver(tmp_path)
+    dst = tmp_path / "o.zarr"
+    assert _run(driver, "marks", 4, str(src), str(dst), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
+    marked = sum(1 for p in (dst / JOURNAL / "runs").iterdir())
+    assert marked >= 2
+    next(p for p in sorted((dst / "t2m" / "c").rglob("*")) if p.is_file()).unlink()
+    again = _run(driver, "none", 0, str(src), str(dst), "--chunks", "time=1")
+    assert again.returncode == 0, again.stderr
+    assert f"({marked - 1} of 13 runs) were already written" in again.stdout, again.stdout
+    full = tmp_path / "full.zarr"
+    assert _run(driver, "none", 0, str(src), str(full), "--chunks", "time=1", "-q").returncode == 0
+    _same_store(full, dst)

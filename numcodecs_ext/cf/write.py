@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     journal = Journal(loc)
     outcome = Outcome()
     records: dict[int, dict[str, Any]] = {}
+    present: set[str] = set()
     started = bool(resume)  # a journal there already: what it holds is never removed but to start over
     same = bool(resume) and journal.stamp() == stamp
     if resume == "complete" and not same:  # someone's complete store: never touched
@@ -117,6 +119,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if resume:
             if same:
                 records = journal.records()
+                present = set(loc.walk().files) if records else set()
             else:
                 outcome.started_over = (f"{loc.display} held an interrupted conversion of another source or with "
                                         "other options: it was removed and the conversion started over")
@@ -127,6 +130,8 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
             loc.write(key, data)
         job = _Job(source, engine, _store(loc, int_docs), _store(loc, final_docs, read_only=True), journal,
                    zarr_format)
+        if records:
+            records = _still_there(plans, records, present, zarr_format)
         runs, eager_checks = _runs(plans, verify, records, outcome, differences)
         if verify.enabled:
             _check_here(job, plans, eager_checks, differences, outcome)
@@ -261,6 +266,25 @@ def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[st
     return runs, eager
 
 
+def _still_there(plans: list[GroupPlan], records: dict[int, dict[str, Any]], present: set[str],
+                 zarr_format: int) -> dict[int, dict[str, Any]]:
+    """The journal's records whose chunk objects are all still in the destination (a run whose
+    chunk vanished since is written again, whatever its mark says)."""
+    kept = dict(records)
+    for run in _runs(plans, VerifyPlan("none"), {}, Outcome(), {})[0]:
+        if run.index not in kept:
+            continue
+        prefix = run.name if run.group is None else f"{run.group}/{run.name}"
+        ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(run.region, run.vp.chunks)]
+        for index in itertools.product(*ranges):
+            key = (f"{prefix}/c/" + "/".join(map(str, index)) if zarr_format == 3
+                   else f"{prefix}/" + ".".join(map(str, index)))
+            if key not in present:
+                del kept[run.index]
+                break
+    return kept
+
+
 def _within(chunk: tuple[slice, ...], region: tuple[slice, ...]) -> bool:
     return all(r.start <= c.start < r.stop for c, r in zip(chunk, region))
 
@@ -343,6 +367,7 @@ def _write_run(job: _Job, run: _Run) -> None:
 
     path = run.name if run.group is None else f"{run.group}/{run.name}"
     array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
+    array = array.with_config({"write_empty_chunks": True})  # every chunk an object: a resumed run checks they are there
     array[run.region] = np.asarray(var.values)
 
 
