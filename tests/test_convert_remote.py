@@ -142,11 +142,14 @@ def _cluster(n: int):
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("workers", [1, 2])
-def test_on_the_default_client(tmp_path, workers):
-    """A distributed.Client in the calling process: the chunks are written by the workers
-    (other processes), and the result verifies."""
+def test_on_the_default_client(tmp_path, workers, monkeypatch):
+    """A distributed.Client in the calling process: the chunks are written and read back by
+    the workers (other processes), a run of chunks per task, and the result verifies."""
     import distributed
 
+    from numcodecs_ext.cf import write
+
+    monkeypatch.setattr(write, "RUN_BYTES", 4 * 40 * 50 * 4)  # one chunk of t2m per task
     want = _packed(tmp_path / "t.nc")
     with _cluster(workers) as cluster, distributed.Client(cluster) as client:
         before = sum(client.run(_tasks_done).values())
@@ -198,3 +201,95 @@ def test_a_worker_killed_mid_run(tmp_path):
         assert pids[0] not in client.run(os.getpid).values()  # a new worker took its place
     assert report.verified
     np.testing.assert_allclose(_open_result(str(out))["t2m"].values, want["t2m"].values, atol=0.006)
+
+
+@pytest.mark.cluster
+def test_a_sample_read_back_on_the_cluster(tmp_path, monkeypatch):
+    """--verify sample:N on a cluster: the chosen chunks are read back by the tasks on the
+    workers (each journal mark is written by the task that read its chunks back), the report
+    says it sampled and how much."""
+    import distributed
+
+    from numcodecs_ext.cf import journal, write
+
+    monkeypatch.setattr(write, "RUN_BYTES", 4 * 40 * 50 * 4)
+    marks: list[tuple[int, int]] = []
+    original = journal.Journal.mark
+    _packed(tmp_path / "t.nc")
+    with _cluster(2) as cluster, distributed.Client(cluster) as client:
+        monkeypatch.setattr(journal.Journal, "mark", lambda self, *a, **k: (marks.append(a), original(self, *a, **k)))
+        report = convert(tmp_path / "t.nc", tmp_path / "t.zarr", chunks={"time": 4}, verify="sample:3")
+        pids = set(client.run(os.getpid).values())
+    assert not marks, "the runs were marked in this process, not on the workers"
+    assert pids and os.getpid() not in pids
+    assert not report.verified
+    # 3 of the 24 chunks of t2m (on the workers) and of time (an index coordinate, read back here)
+    assert report.verification.startswith("sampled: 6 of 48 chunks"), report.verification
+
+
+# -- resuming in a bucket ---------------------------------------------------------------------------
+
+
+def _driver(tmp_path: Path) -> Path:
+    from test_convert_resume import DRIVER
+
+    path = tmp_path / "driver.py"
+    path.write_text(DRIVER)
+    return path
+
+
+def _objects(s3, prefix: str) -> dict[str, bytes]:
+    return {k[len(prefix):]: s3.get(k) for k in s3.keys(prefix)}
+
+
+def test_killed_in_a_bucket_then_the_same_command_resumes(s3, tmp_path):
+    """SIGKILL after some runs were marked, the store in a bucket: the same command resumes (and
+    says so), the result equals an uninterrupted conversion object for object, the journal is
+    gone."""
+    import subprocess
+    import sys
+
+    _packed(tmp_path / "t.nc", rows=24)
+    s3.put("in/t.nc", (tmp_path / "t.nc").read_bytes())
+    driver = _driver(tmp_path)
+
+    def run(mode: str, n: int, dst: str, *extra: str):
+        return subprocess.run([sys.executable, str(driver), mode, str(n), s3.url("in/t.nc"), s3.url(dst),
+                               "--chunks", "time=1", *extra], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **FEW_ATTEMPTS}, check=False)
+
+    done = run("none", 0, "full.zarr", "-q")
+    assert done.returncode == 0, done.stderr
+    killed = run("marks", 4, "out.zarr", "-q")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    _claims_nothing(s3, "out.zarr")
+    marked = [k for k in s3.keys("out.zarr/.numcodecs-ext-convert/runs/")]
+    assert 1 <= len(marked) <= 4
+    again = run("none", 0, "out.zarr")
+    assert again.returncode == 0, again.stderr
+    assert f"({len(marked)} of " in again.stdout and "already written by it and were kept" in again.stdout
+    full, out = _objects(s3, "full.zarr/"), _objects(s3, "out.zarr/")
+    assert sorted(full) == sorted(out) and all(full[k] == out[k] for k in full)
+    assert not any(k.startswith(".numcodecs-ext-convert") for k in out)
+
+
+def test_a_server_that_stops_then_comes_back_resumes(s3, tmp_path):
+    """The server stops answering mid-run: exit 1, nothing opens, the message says the same
+    command resumes; it does once the server is back, keeping what was marked."""
+    want = _packed(tmp_path / "t.nc", rows=48)
+    s3.put("t.nc", (tmp_path / "t.nc").read_bytes())
+    s3.proxy.reset()
+    s3.proxy.cut_after(120)
+    try:
+        result = cli("convert", s3.url("t.nc"), s3.url("out.zarr"), "-q", "--chunks", "time=1",
+                     env=FEW_ATTEMPTS)
+    finally:
+        s3.proxy.cut_after(None)
+    assert_clean(result, 1, "cannot be reached")
+    assert "run the same command again to resume" in result.stderr
+    _claims_nothing(s3, "out.zarr")
+    again = cli("convert", s3.url("t.nc"), s3.url("out.zarr"), "--chunks", "time=1")
+    assert again.returncode == 0, again.stderr
+    got = _open_result(s3.url("out.zarr"))
+    np.testing.assert_allclose(got["t2m"].values, want["t2m"].values, rtol=0, atol=0.006)
+    assert not s3.keys("out.zarr/.numcodecs-ext-convert")

@@ -14,6 +14,11 @@ Examples::
     numcodecs-ext convert era5.nc era5.zarr --chunks time=24,latitude=181 --zarr-format 2
     numcodecs-ext convert era5.nc era5.zarr --compressor zstd --level 5
     numcodecs-ext convert s3://bucket/era5.nc s3://bucket/era5.zarr
+    numcodecs-ext convert era5.nc era5.zarr --verify sample:10
+
+An interrupted conversion (killed, a server gone) keeps its chunks and a journal of them under the
+destination (a journal); the same command run again resumes it, skipping
+what was written and verified, and says so.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -29,6 +35,7 @@ from typing import Any
 
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import StorageError, add_storage_options_argument, parse_storage_options
+from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .remote import H5NETCDF_OPTIONS
@@ -56,6 +63,8 @@ class ConvertReport:
     source_bytes: int = 0
     store_bytes: int = 0
     verified: bool = False
+    verification: str = ""
+    resumed: str | None = None
 
     @property
     def packed(self) -> dict[str, Any]:
@@ -114,7 +123,7 @@ def convert(
     chunk_bytes: int = 8 << 20,
     compressor: Compressor | None = None,
     progress: bool = False,
-    verify: bool = True,
+    verify: bool | str | VerifyPlan = "full",
     engine: str | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> ConvertReport:
@@ -139,10 +148,11 @@ def convert(
         shuffle for one-byte types).
     progress : bool
         Progress bars on stderr.
-    verify : bool
-        Read the result back and compare it with xarray's decoding of ``src``, every value (see
-        :mod:`numcodecs_ext.cf.verify`), before writing any metadata. Without it, metadata is
-        written once the chunks are.
+    verify : {"full", "sample:N", "none"} or VerifyPlan
+        Read the result back and compare it with xarray's decoding of ``src`` (see
+        :mod:`numcodecs_ext.cf.verify`) before writing any metadata: every chunk (``"full"``, the
+        default; True), ``N`` chunks per array chosen at random (``"sample:N"``: the report says
+        it sampled, ``verified`` stays False), or nothing (``"none"``; False).
     engine : str, optional
         The xarray engine that reads ``src`` (default: netcdf4, else h5netcdf or scipy).
     storage_options : mapping, optional
@@ -162,6 +172,7 @@ def convert(
         (:class:`~numcodecs_ext.tools.errors.VerificationError`). Nothing that opens is left.
     """
     _check_arguments(zarr_format, chunks, chunk_bytes)
+    checking = parse_verify({True: "full", False: "none"}[verify] if isinstance(verify, bool) else verify)
     compressor = compressor or DEFAULT
     source = check_source(src, storage_options=storage_options)
     try:
@@ -171,7 +182,7 @@ def convert(
     from ..tools.storage import Location
 
     loc = Location.parse(dst, storage_options=storage_options)
-    existed = _check_destination(loc, source)
+    existed, resume = _check_destination(loc, source)
     engine = engine or _engine(source)
     report = ConvertReport(source.path, loc.display, zarr_format, compressor, source_bytes=source.size)
     opened: list[Any] = []
@@ -180,8 +191,12 @@ def convert(
             plans = _plan(source, engine, chunks, chunk_bytes, compressor, zarr_format, opened)
             for plan in plans:
                 report.variables.update({v.name: v for v in plan.variables.values()})
-            report.verified = write_verify_commit(source, engine, loc, existed, plans, zarr_format,
-                                                  report.max_difference, progress=progress, verify=verify)
+            stamp = {"version": 1, "source": _source_stamp(source), "engine": engine, "zarr_format": zarr_format}
+            outcome = write_verify_commit(source, engine, loc, existed, plans, zarr_format, report.max_difference,
+                                          progress=progress, verify=checking, stamp=stamp, resume=resume)
+        report.verified = checking.complete
+        report.verification = checking.summary(outcome.checked, outcome.chunks)
+        report.resumed = outcome.resumed()
     except Exception as e:
         if source.remote:  # the storage client's error while a reader read the source: said so
             from .remote import storage_fault
@@ -197,9 +212,26 @@ def convert(
     return report
 
 
-def _check_destination(loc: Any, source: Source) -> bool:
-    """UsageError unless ``loc`` is new or an empty directory away from the source; whether it
-    existed."""
+def _source_stamp(source: Source) -> dict[str, Any]:
+    """What identifies the source's contents without reading them: its size and modification
+    time (local), or its ETag and last-modified time (object stores)."""
+    if not source.remote:
+        st = os.stat(source.path)
+        return {"path": os.path.abspath(source.path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    loc = source.location
+    try:
+        info = loc.fs.info(loc.root)
+    except Exception as e:  # noqa: BLE001 - said the tools' way
+        raise loc.fault(e, "", "find the size of") from None
+    keep = ("size", "ETag", "etag", "LastModified", "last_modified", "mtime", "md5_checksum", "generation")
+    return {"path": source.path, **{k: str(info[k]) for k in keep if info.get(k) is not None}}
+
+
+def _check_destination(loc: Any, source: Source) -> tuple[bool, str]:
+    """UsageError unless ``loc`` is new, an empty directory, or holds the journal of an
+    interrupted conversion (and no complete store of another), away from the source; whether it
+    existed, and ``"partial"`` or ``"complete"`` for a journal beside no store or a complete
+    one (committed, the journal not yet removed: resumed only by the very same conversion)."""
     src_loc = source.location or type(loc).parse(source.path)
     if loc.overlaps(src_loc):
         raise UsageError(f"{loc.display}: overlaps the source {source.path}; write the store elsewhere")
@@ -210,7 +242,7 @@ def _check_destination(loc: Any, source: Source) -> bool:
         if not loc.exists():
             if not loc.is_local:
                 loc.walk()  # a bucket that does not exist is said as such (StoreNotFound)
-            return False
+            return False, ""
         if not loc.isdir():
             raise UsageError(f"{loc.display}: exists and is a file; convert writes a new store")
         listing = loc.walk()
@@ -219,8 +251,13 @@ def _check_destination(loc: Any, source: Source) -> bool:
     except OSError as e:
         raise UsageError(f"{loc.display}: cannot be used ({e})") from None
     if not listing.files and not listing.problems:
-        return True
+        return True, ""
     from ..tools.staging import is_metadata_key
+    from .journal import Journal, is_journal_key
+
+    if any(is_journal_key(k) for k in listing.files) and Journal(loc).stamp() is not None:
+        complete = any(k in ("zarr.json", ".zgroup", ".zmetadata") for k in listing.files)
+        return True, "complete" if complete else "partial"
 
     if listing.files and not any(is_metadata_key(k) for k in listing.files):
         raise UsageError(f"{loc.display}: exists and holds only chunks, no metadata (an interrupted "
@@ -360,7 +397,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
     parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
     parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
-    parser.add_argument("--no-verify", action="store_true", help="skip reading the result back")
+    add_verify_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
     add_storage_options_argument(parser)
 
@@ -399,19 +436,26 @@ def parse_chunk_mib(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext convert``."""
+    plan = parse_verify(args.verify)
     chunk_bytes = parse_chunk_mib(args.chunk_mib)
     chunks = parse_chunks(args.chunks)
     compressor = Compressor.parse(args.compressor, level=args.level, shuffle=args.shuffle)
     report = convert(args.src, args.dst, zarr_format=args.zarr_format, chunks=chunks, chunk_bytes=chunk_bytes,
-                     compressor=compressor, progress=not args.quiet, verify=not args.no_verify,
+                     compressor=compressor, progress=not args.quiet, verify=plan,
                      storage_options=parse_storage_options(args.storage_options))
     if not args.quiet:
         print(f"{report.src} -> {report.dst} (zarr v{report.zarr_format})")
         print(report)
+        if report.resumed:
+            print(report.resumed)
         if report.verified:
             print("verified: every value reads back as xarray decodes the netCDF file (packed variables within "
                   "each value's bound)")
+        elif plan.mode == "sample":
+            print(report.verification)
         else:
-            print("not verified (--no-verify)")
+            print("not verified (--verify none): nothing was read back")
+    elif report.resumed:
+        print(f"numcodecs-ext convert: {report.resumed}", file=sys.stderr)
     return 0
 

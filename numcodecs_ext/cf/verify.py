@@ -21,8 +21,11 @@ Attributes are compared too (the ``valid_*`` of packed variables are in unpacked
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,10 +33,14 @@ import numpy as np
 from ..tools.errors import VerificationError
 from .plan import GroupPlan
 
-__all__ = ["BLOCK_BYTES", "blocks", "verify_group"]
+__all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
 
 #: the most bytes of one variable read at a time, per side (at least one chunk)
 BLOCK_BYTES = 8 << 20
+
+#: netCDF-C is not thread-safe: files are opened and closed one at a time in a process (xarray
+#: locks the reads itself), whatever the threads reading back at once
+_OPENING = threading.RLock()
 
 
 def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int,
@@ -74,49 +81,91 @@ def verify_group(src: Any, engine: str | None, store: Any, plan: GroupPlan, diff
     """Compare one group of the source (a path, or a :class:`~numcodecs_ext.cf.source.Source`)
     with the store (read through ``store``, e.g. the staged one before its metadata is written); raises VerificationError naming the first difference.
     ``differences`` receives the largest difference of every inexact packed variable."""
+    with opened(src, engine, store, plan.group) as sides:
+        check_structure(sides, plan)
+        for name in sides.source.variables:
+            vp = plan.variables[str(name)]
+            a = sides.source.variables[name]
+            worst = 0.0
+            for block in blocks(a.shape, vp.chunks, a.dtype.itemsize if a.dtype.kind != "O" else 8):
+                worst = max(worst, check_block(sides, vp, str(name), block))
+                if progress is not None:
+                    progress.advance(_nbytes(a, block))
+            if vp.packing is not None and not vp.packing.exact:
+                differences[vp.name] = worst
+
+
+@dataclass
+class Sides:
+    """One group read both ways: ``source`` as xarray decodes the file, ``raw`` its stored
+    values, ``result`` the store as ``open_zarr`` reads it (all lazily)."""
+
+    src: Any
+    source: Any
+    raw: Any
+    result: Any
+
+
+@contextmanager
+def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Iterator[Sides]:
+    """The group ``group`` of the source and of the store, opened lazily, closed at the end."""
     import xarray as xr
 
-    group = plan.group
     def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
         return src.target() if hasattr(src, "target") else src
 
-    source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
-    raw = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None, mask_and_scale=False,
-                        decode_times=False, decode_timedelta=False)
-    result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
-    where = f"group {group!r}" if group else "the root group"
+    with _OPENING:
+        source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
+        raw = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None, mask_and_scale=False,
+                            decode_times=False, decode_timedelta=False)
+        result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
     try:
-        if set(source.variables) != set(result.variables):
-            raise VerificationError(f"{where}: variables {sorted(map(str, result.variables))} in the store, "
-                                    f"{sorted(map(str, source.variables))} in {src}")
-        _same_attrs(f"{where} attributes", dict(source.attrs), dict(result.attrs))
-        for name in source.variables:
-            vp = plan.variables[str(name)]
-            a, b = source.variables[name], result.variables[name]
-            if a.dims != b.dims or a.shape != b.shape or (a.dtype != b.dtype and not (_text(a) and _text(b))):
-                raise VerificationError(
-                    f"variable {vp.name!r}: {b.dtype} {dict(zip(b.dims, b.shape))} in the store, "
-                    f"{a.dtype} {dict(zip(a.dims, a.shape))} in {src}")
-            skip = ("valid_min", "valid_max", "valid_range") if vp.route == "packed" else ()
-            _same_attrs(f"variable {vp.name!r} attributes", dict(a.attrs), dict(b.attrs), skip)
-            worst = 0.0
-            for block in blocks(a.shape, vp.chunks, a.dtype.itemsize if a.dtype.kind != "O" else 8):
-                x, y = np.asarray(a[block].values), np.asarray(b[block].values)
-                if vp.packing is not None and not vp.packing.exact:
-                    q = np.asarray(raw.variables[name][block].values).view(vp.packing.packed) \
-                        if raw.variables[name].dtype.itemsize == vp.packing.packed.itemsize \
-                        else np.asarray(raw.variables[name][block].values).astype(vp.packing.packed)
-                    worst = max(worst, _within(vp.name, x, y, vp.packing.decode_bound(q, x), block))
-                else:
-                    _identical(vp.name, x, y, block)
-                if progress is not None:
-                    progress.advance(x.nbytes)
-            if vp.packing is not None and not vp.packing.exact:
-                differences[vp.name] = worst
+        yield Sides(src, source, raw, result)
     finally:
-        source.close()
-        raw.close()
-        result.close()
+        with _OPENING:
+            source.close()
+            raw.close()
+            result.close()
+
+
+def check_structure(sides: Sides, plan: GroupPlan) -> None:
+    """The group's variables, their dimensions, shapes, types and attributes, and the group's
+    attributes, the same on both sides (VerificationError naming the first difference)."""
+    source, result, src = sides.source, sides.result, sides.src
+    where = f"group {plan.group!r}" if plan.group else "the root group"
+    if set(source.variables) != set(result.variables):
+        raise VerificationError(f"{where}: variables {sorted(map(str, result.variables))} in the store, "
+                                f"{sorted(map(str, source.variables))} in {src}")
+    _same_attrs(f"{where} attributes", dict(source.attrs), dict(result.attrs))
+    for name in source.variables:
+        vp = plan.variables[str(name)]
+        a, b = source.variables[name], result.variables[name]
+        if a.dims != b.dims or a.shape != b.shape or (a.dtype != b.dtype and not (_text(a) and _text(b))):
+            raise VerificationError(
+                f"variable {vp.name!r}: {b.dtype} {dict(zip(b.dims, b.shape))} in the store, "
+                f"{a.dtype} {dict(zip(a.dims, a.shape))} in {src}")
+        skip = ("valid_min", "valid_max", "valid_range") if vp.route == "packed" else ()
+        _same_attrs(f"variable {vp.name!r} attributes", dict(a.attrs), dict(b.attrs), skip)
+
+
+def check_block(sides: Sides, vp: Any, name: str, block: tuple[slice, ...]) -> float:
+    """Compare the values of variable ``name`` in ``block`` (VerificationError at the first
+    difference); the largest difference found for an inexact packing, else 0."""
+    a, b = sides.source.variables[name], sides.result.variables[name]
+    x, y = np.asarray(a[block].values), np.asarray(b[block].values)
+    if vp.packing is not None and not vp.packing.exact:
+        stored = sides.raw.variables[name]
+        q = np.asarray(stored[block].values)
+        q = q.view(vp.packing.packed) if stored.dtype.itemsize == vp.packing.packed.itemsize \
+            else q.astype(vp.packing.packed)
+        return _within(vp.name, x, y, vp.packing.decode_bound(q, x), block)
+    _identical(vp.name, x, y, block)
+    return 0.0
+
+
+def _nbytes(a: Any, block: tuple[slice, ...]) -> int:
+    n = math.prod(len(range(*s.indices(size))) for s, size in zip(block, a.shape))
+    return n * (a.dtype.itemsize if a.dtype.kind != "O" else 8)
 
 
 def _text(v: Any) -> bool:

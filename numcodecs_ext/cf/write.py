@@ -1,142 +1,374 @@
-"""convert's write: chunks through a :class:`~numcodecs_ext.tools.staging.StagedStore`, the packed
-arrays declared, the result read back and verified through the staged store, and only then the
-metadata committed (arrays first, the root last). Whatever fails or is interrupted on the way, no
-metadata is written and the chunks are removed: nothing opens.
+"""convert's write: chunks in *runs* (whole chunks of one array, about :data:`RUN_BYTES` of
+values each), written and read back as tasks on the user's dask scheduler (or on threads here),
+each run recorded in a journal once its chunks are in place; the metadata committed only after
+every run is written and verified. A run of the same command over an interrupted one resumes it.
+
+The order:
+
+1. Every metadata document is worked out first, in memory (xarray's ``to_zarr(compute=False)``
+   into a store in memory, the packings declared, the metadata consolidated): the stamp of the
+   journal covers the source and these documents, so a changed source or other options never
+   resume an old journal.
+2. The journal's stamp is written (:mod:`numcodecs_ext.cf.journal`); a journal of something
+   else is discarded first (its marks, then its chunks, then its stamp), or, if there is one of
+   this very conversion, the runs it marked are skipped.
+3. The small variables xarray writes at once (index coordinates, scalars) are copied in; the
+   group's structure (variables, dimensions, types, attributes) is compared with the source.
+4. The runs: each task writes its chunks through a :class:`~numcodecs_ext.tools.staging.StagedStore`
+   holding the stored-type metadata, reads back the chunks the verification plan asks for
+   through one holding the final metadata, and marks its run in the journal.
+5. The commit (arrays first, the root last), then the journal is removed.
+
+A failed verification removes everything written. Any other failure or an interruption keeps
+the chunks and the journal: the same command resumes.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import itertools
+import math
+import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError
-from .plan import GroupPlan, declare_packing
+import numpy as np
 
-__all__ = ["write_verify_commit"]
+from ..tools.errors import ToolError, UsageError, VerificationError
+from ..tools.verifying import VerifyPlan
+from .journal import Journal, is_journal_key
+from .plan import GroupPlan, VariablePlan, declare_packing
+from .verify import BLOCK_BYTES, blocks, check_block, check_structure, opened
+
+__all__ = ["RUN_BYTES", "Outcome", "write_verify_commit"]
+
+#: the values one task writes (whole chunks, at least one): the unit of resuming
+RUN_BYTES = BLOCK_BYTES
 
 
-def write_verify_commit(src: Any, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
+@dataclass
+class Outcome:
+    """What a write did: chunks in all and read back, runs in all and resumed, and how."""
+
+    chunks: int = 0
+    checked: int = 0
+    runs: int = 0
+    resumed_runs: int = 0
+    resumed_chunks: int = 0
+    started_over: str | None = None
+    finished: bool = False  # every run was done by an earlier, interrupted run
+
+    def resumed(self) -> str | None:
+        """The summary's words about resuming, or None."""
+        if self.started_over:
+            return self.started_over
+        if not self.resumed_runs:
+            return None
+        return (f"resumed an interrupted conversion: {self.resumed_chunks:,} of {self.chunks:,} chunks "
+                f"({self.resumed_runs:,} of {self.runs:,} runs) were already written by it and were kept; "
+                "the rest was written now")
+
+
+@dataclass
+class _Run:
+    """One task: the chunks of variable ``name`` (of ``group``) in ``region``."""
+
+    index: int
+    group: str | None
+    name: str
+    vp: VariablePlan
+    region: tuple[slice, ...]
+    nchunks: int
+    nbytes: int
+    data: Any = None  # the values to write (a lazy xarray Variable); None: already written
+    checks: list[tuple[slice, ...]] = field(default_factory=list)  # regions read back
+    checked: int = 0  # chunks in ``checks``
+
+
+@dataclass
+class _Job:
+    """What every task shares (pickled with each)."""
+
+    source: Any
+    engine: str
+    write_store: Any
+    read_store: Any
+    journal: Journal
+    zarr_format: int
+
+
+def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
                         zarr_format: int, differences: dict[str, float], *, progress: bool,
-                        verify: bool) -> bool:
-    """Chunks through a StagedStore, packings declared, the result verified through the staged
-    store (``differences`` receives each inexact packing's largest difference), then the metadata
-    committed; whether it was verified. Any failure discards the staged metadata and removes the
-    chunks written (``existed``: ``loc`` was an empty directory before, and stays one)."""
-    from ..tools.staging import StagedStore
-
-    staged = StagedStore(loc)
+                        verify: VerifyPlan, stamp: dict[str, Any], resume: str = "") -> Outcome:
+    """Write, verify and commit (the module's steps); ``stamp`` describes the source and
+    options; ``resume``: ``loc`` holds a journal beside nothing that opens (``"partial"``) or
+    beside a complete store (``"complete"``: resumed only if the stamps are equal).
+    ``differences`` receives each inexact packing's largest difference."""
+    int_docs, final_docs, eager = _metadata(plans, zarr_format)
+    stamp = dict(stamp, metadata=_digest(int_docs, final_docs), run_bytes=RUN_BYTES)
+    journal = Journal(loc)
+    outcome = Outcome()
+    records: dict[int, dict[str, Any]] = {}
+    present: set[str] = set()
+    started = bool(resume)  # a journal there already: what it holds is never removed but to start over
+    same = bool(resume) and journal.stamp() == stamp
+    if resume == "complete" and not same:  # someone's complete store: never touched
+        raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
     try:
-        _write(staged, plans, zarr_format, progress)
-        for plan in plans:
-            prefix = "" if plan.group is None else plan.group + "/"
-            for name, vp in plan.variables.items():
-                if vp.packing is not None:
-                    declare_packing(staged.staged, prefix + name, vp.packing, zarr_format)
-        _consolidate(staged, zarr_format)
-        if verify:
-            _verify(src, engine, staged, plans, differences, progress)
-        staged.commit()
-        return verify
+        if resume:
+            if same:
+                records = journal.records()
+                present = set(loc.walk().files) if records else set()
+            else:
+                outcome.started_over = (f"{loc.display} held an interrupted conversion of another source or with "
+                                        "other options: it was removed and the conversion started over")
+                _start_over(loc, journal)
+        journal.start(stamp)
+        started = True
+        for key, data in eager.items():
+            loc.write(key, data)
+        job = _Job(source, engine, _store(loc, int_docs), _store(loc, final_docs, read_only=True), journal,
+                   zarr_format)
+        if records:
+            records = _still_there(plans, records, present, zarr_format)
+        runs, eager_checks = _runs(plans, verify, records, outcome, differences)
+        if verify.enabled:
+            _check_here(job, plans, eager_checks, differences, outcome)
+        todo = [r for r in runs if r.data is not None or r.checks]
+        outcome.finished = not todo
+        _run_all(job, todo, loc, differences, outcome, progress)
+        _store(loc, final_docs).commit()
+        journal.remove()
+        return outcome
     except BaseException as e:
-        staged.discard()
-        left = _clean_up(loc, existed)
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
+        if started and not isinstance(e, VerificationError):
+            left = (f"{loc.display} keeps what was written and checked so far, and a journal of it (the root's "
+                    "metadata is written last: nothing opens as complete): run the same command again to resume, "
+                    "or remove it.")
+        else:
+            left = _clean_up(loc, existed)
         if isinstance(e, (ToolError, UsageError)):  # (UsageError: a bucket that went, access denied)
             raise type(e)(f"{e}\n{left}") from None
         raise ToolError(f"writing {loc.display} failed ({type(e).__name__}: {e})\n{left}") from e
 
 
-def _write(staged: Any, plans: list[GroupPlan], zarr_format: int, progress: bool) -> None:
-    """Write every chunk: as dask tasks on the user's scheduler (a distributed.Client in this
-    process, dask's configuration, DASK_SCHEDULER_ADDRESS; :func:`~numcodecs_ext.tools.parallel.find_scheduler`),
-    else on threads here. A destination in this process's memory is written here."""
-    import dask
+def _store(loc: Any, docs: dict[str, bytes], *, read_only: bool = False) -> Any:
+    """A StagedStore over ``loc`` serving ``docs`` whose listings leave the journal out (zarr
+    would warn about it as an object it does not recognise)."""
+    from ..tools.staging import StagedStore
 
-    from ..tools.parallel import find_scheduler
-    from ..tools.progress import Progress
+    class _Store(StagedStore):
+        async def list_dir(self, prefix: str) -> Any:
+            async for key in super().list_dir(prefix):
+                if prefix.strip("/") or not is_journal_key(key):
+                    yield key
 
-    delayed = []
-    for i, plan in enumerate(plans):
-        delayed.append(plan.dataset.to_zarr(
-            staged, group=plan.group, mode="w-" if i == 0 else "a", zarr_format=zarr_format,
-            encoding=plan.encoding, consolidated=False, write_empty_chunks=True, compute=False))
-    with find_scheduler() as where:
-        if where.distributed and staged.location.is_shared:
-            _on_cluster(where.client, delayed, progress)
-            return
-    with _TaskBar(Progress, "writing chunks", enabled=progress):
-        dask.compute(*delayed, scheduler="threads")
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (_rebuild_store, (self.location, dict(self.staged), self.read_only))
+
+    return _Store(loc, read_only=read_only, _staged=dict(docs))
 
 
-def _on_cluster(client: Any, delayed: list[Any], progress: bool) -> None:
-    """The chunk writes as tasks of a dask cluster. The tools' bar counts the groups written;
-    the cluster's dashboard shows every task (its address is said on stderr)."""
-    import sys
-
-    from ..tools.progress import Progress
-
-    if progress:
-        link = getattr(client, "dashboard_link", None)
-        print(f"writing chunks on {client.scheduler.address}" + (f" (progress: {link})" if link else ""),
-              file=sys.stderr)
-    futures = client.compute(delayed)
-    try:
-        with Progress(len(futures), "writing groups", enabled=progress, unit="group") as bar:
-            for future in futures:
-                future.result()  # the first task's error, raised as it was
-                bar.advance(1, chunks=0)
-    finally:
-        client.cancel([f for f in futures if not f.done()])
+def _rebuild_store(loc: Any, docs: dict[str, bytes], read_only: bool) -> Any:
+    return _store(loc, docs, read_only=read_only)
 
 
-class _TaskBar:
-    """dask's callbacks driving the tools' progress bar: one step per finished task."""
-
-    def __init__(self, progress_cls: Any, label: str, *, enabled: bool) -> None:
-        from dask.callbacks import Callback
-
-        self.bar: Any = None
-
-        outer = self
-
-        class _Callback(Callback):
-            def _start_state(self, dsk: Any, state: Any) -> None:
-                total = len(state["ready"]) + len(state["waiting"]) + len(state["running"])
-                outer.bar = progress_cls(total, label, enabled=enabled, unit="task")
-
-            def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
-                if outer.bar is not None:
-                    outer.bar.advance(1, chunks=1)
-
-        self.callback = _Callback()
-
-    def __enter__(self) -> _TaskBar:
-        self.callback.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.callback.__exit__(*exc)
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _consolidate(staged: Any, zarr_format: int) -> None:
-    """Consolidated metadata (into the staged documents): xarray opens the store in one read."""
+def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, bytes]]:
+    """The metadata documents in the stored types (what the tasks write through), the final
+    ones (packings declared, consolidated), and the chunks xarray writes at once (variables not
+    in dask: index coordinates, scalars), all made in memory."""
     import zarr
 
-    zarr.consolidate_metadata(staged, zarr_format=zarr_format)
+    from ..tools.staging import StagedStore, is_metadata_key
+    from ..tools.storage import Location
 
-
-def _verify(src: Any, engine: str, staged: Any, plans: list[GroupPlan], differences: dict[str, float],
-            progress: bool) -> None:
-    from ..tools.progress import Progress
-    from .verify import verify_group
-
-    total = sum(int(p.dataset[name].size) * (vp.dtype.itemsize if vp.dtype.kind != "O" else 8)
-                for p in plans for name, vp in p.variables.items())
-    with Progress(total, "verifying", enabled=progress) as bar:
+    memory = Location.parse(f"memory://numcodecs-ext-convert-{uuid.uuid4().hex}")
+    try:
+        staged = StagedStore(memory)
+        for i, plan in enumerate(plans):
+            plan.dataset.to_zarr(staged, group=plan.group, mode="w-" if i == 0 else "a", zarr_format=zarr_format,
+                                 encoding=plan.encoding, consolidated=False, write_empty_chunks=True, compute=False)
+        int_docs = dict(staged.staged)
         for plan in plans:
-            verify_group(src, engine, staged, plan, differences, bar)
+            prefix = "" if plan.group is None else plan.group + "/"
+            for name, vp in plan.variables.items():
+                if vp.packing is not None:
+                    declare_packing(staged.staged, prefix + name, vp.packing, zarr_format)
+        zarr.consolidate_metadata(staged, zarr_format=zarr_format)
+        final_docs = dict(staged.staged)
+        keys = [k for k in memory.walk().files if not is_metadata_key(k)] if memory.exists() else []
+        eager = {k: memory.read(k) for k in keys}
+    finally:
+        if memory.exists():
+            memory.remove_tree()
+    return int_docs, final_docs, eager
+
+
+def _digest(*documents: dict[str, bytes]) -> str:
+    h = hashlib.sha256()
+    for docs in documents:
+        for key in sorted(docs):
+            h.update(key.encode() + b"\0" + docs[key] + b"\0")
+    return h.hexdigest()
+
+
+def _start_over(loc: Any, journal: Journal) -> None:
+    """Discard an interrupted conversion of something else: its marks first (so that no kill
+    on the way leaves a mark without its chunks), then everything but the stamp, then the stamp."""
+    journal.forget_runs()
+    for key in loc.walk().files:
+        if not is_journal_key(key):
+            loc.remove(key)
+
+
+def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[str, Any]], outcome: Outcome,
+          differences: dict[str, float]) -> tuple[list[_Run], dict[tuple[str | None, str], list[tuple[slice, ...]]]]:
+    """Every variable's runs (those in dask), with what each must write and read back given the
+    journal's ``records``; and, for the others, the regions to read back here."""
+    runs: list[_Run] = []
+    eager: dict[tuple[str | None, str], list[tuple[slice, ...]]] = {}
+    for plan in plans:
+        for name, vp in plan.variables.items():
+            var = plan.dataset.variables[name]
+            itemsize = vp.dtype.itemsize if vp.dtype.kind != "O" else 8
+            chunks = list(blocks(var.shape, vp.chunks, itemsize, target=1))
+            outcome.chunks += len(chunks)
+            chosen = verify.choose(chunks, key=vp.name)
+            if var.chunks is None:
+                eager[(plan.group, name)] = chosen
+                continue
+            for region in blocks(var.shape, vp.chunks, itemsize, target=RUN_BYTES):
+                inside = [c for c in chunks if _within(c, region)]
+                wanted = [c for c in chosen if _within(c, region)]
+                run = _Run(len(runs), plan.group, name, vp, region, len(inside),
+                           math.prod(s.stop - s.start for s in region) * itemsize)
+                runs.append(run)
+                outcome.runs += 1
+                record = records.get(run.index)
+                if record is not None:
+                    outcome.resumed_runs += 1
+                    outcome.resumed_chunks += run.nchunks
+                    if record["state"] == "verified" or not (wanted or verify.complete):
+                        outcome.checked += int(record.get("checked", 0))
+                        if vp.packing is not None and not vp.packing.exact and record.get("checked"):
+                            differences[vp.name] = max(differences.get(vp.name, 0.0), float(record.get("worst", 0)))
+                        continue
+                    # written by the interrupted run but not read back, and now wanted: read back only
+                else:
+                    run.data = var[region]
+                if verify.complete:
+                    run.checks, run.checked = [region], run.nchunks
+                else:
+                    run.checks, run.checked = wanted, len(wanted)
+    return runs, eager
+
+
+def _still_there(plans: list[GroupPlan], records: dict[int, dict[str, Any]], present: set[str],
+                 zarr_format: int) -> dict[int, dict[str, Any]]:
+    """The journal's records whose chunk objects are all still in the destination (a run whose
+    chunk vanished since is written again, whatever its mark says)."""
+    kept = dict(records)
+    for run in _runs(plans, VerifyPlan("none"), {}, Outcome(), {})[0]:
+        if run.index not in kept:
+            continue
+        prefix = run.name if run.group is None else f"{run.group}/{run.name}"
+        ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(run.region, run.vp.chunks)]
+        for index in itertools.product(*ranges):
+            key = (f"{prefix}/c/" + "/".join(map(str, index)) if zarr_format == 3
+                   else f"{prefix}/" + ".".join(map(str, index)))
+            if key not in present:
+                del kept[run.index]
+                break
+    return kept
+
+
+def _within(chunk: tuple[slice, ...], region: tuple[slice, ...]) -> bool:
+    return all(r.start <= c.start < r.stop for c, r in zip(chunk, region))
+
+
+def _check_here(job: _Job, plans: list[GroupPlan], eager: dict[tuple[str | None, str], list[tuple[slice, ...]]],
+                differences: dict[str, float], outcome: Outcome) -> None:
+    """Every group's structure, and the values of the variables written at once, compared here
+    (before the runs: a mismatch of structure ends the run early)."""
+    for plan in plans:
+        with opened(job.source, job.engine, job.read_store, plan.group) as sides:
+            check_structure(sides, plan)
+            for (group, name), regions in eager.items():
+                if group != plan.group:
+                    continue
+                vp = plan.variables[name]
+                worst = max([check_block(sides, vp, name, r) for r in regions], default=0.0)
+                outcome.checked += len(regions)
+                if vp.packing is not None and not vp.packing.exact and regions:
+                    differences[vp.name] = max(differences.get(vp.name, 0.0), worst)
+
+
+def _run_all(job: _Job, runs: list[_Run], loc: Any, differences: dict[str, float], outcome: Outcome,
+             progress: bool) -> None:
+    """The runs as tasks (:func:`~numcodecs_ext.tools.parallel.run_chunkwise`): on the user's
+    dask scheduler where the destination is one the workers reach, else here."""
+    from ..tools.parallel import run_chunkwise
+
+    if not runs:
+        return
+    results = run_chunkwise(functools.partial(_do_run, job), runs, label="converting",
+                            nbytes=[r.nbytes for r in runs], nchunks=[r.nchunks for r in runs], progress=progress,
+                            local_only=not loc.is_shared, describe=_describe)
+    for run, worst in zip(runs, results):
+        outcome.checked += run.checked
+        vp = run.vp
+        if vp.packing is not None and not vp.packing.exact and run.checks:
+            differences[vp.name] = max(differences.get(vp.name, 0.0), worst)
+
+
+def _describe(run: _Run) -> str:
+    where = ", ".join(f"{s.start}:{s.stop}" for s in run.region)
+    return f"variable {run.vp.name!r} [{where}]"
+
+
+def _do_run(job: _Job, run: _Run) -> float:
+    """One task: write the run's chunks (unless written), read back what it must, mark it in the
+    journal; the largest difference of an inexact packing found."""
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):  # inside a task: this thread only
+        if run.data is not None:
+            _write_run(job, run)
+        worst = 0.0
+        if run.checks:
+            with opened(job.source, job.engine, job.read_store, run.group) as sides:
+                for region in run.checks:
+                    worst = max(worst, check_block(sides, run.vp, run.name, region))
+    state = "verified" if run.checked >= run.nchunks else "written"
+    job.journal.mark(run.index, state, checked=run.checked, worst=worst)
+    return worst
+
+
+def _write_run(job: _Job, run: _Run) -> None:
+    """Write the run's chunks in the stored types. The values are those xarray would store:
+    the file's own (packed and copied variables) straight through zarr; times and durations
+    (variables stored decoded) through xarray's region write, which encodes them with the units
+    of the array's metadata."""
+    store = _store(job.write_store.location, job.write_store.staged)  # its own documents
+    var = run.data
+    if var.dtype.kind in "mM":
+        import xarray as xr
+
+        plain = var.copy(deep=False)
+        plain.attrs = {}  # the array's own encoding (units, fill value) applies; attributes are not written here
+        xr.Dataset({run.name: plain}).to_zarr(store, group=run.group, mode="r+", consolidated=False,
+                                             region=dict(zip(var.dims, run.region)), zarr_format=job.zarr_format,
+                                             write_empty_chunks=True)
+        return
+    import zarr
+
+    path = run.name if run.group is None else f"{run.group}/{run.name}"
+    array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
+    array = array.with_config({"write_empty_chunks": True})  # every chunk an object: a resumed run checks they are there
+    array[run.region] = np.asarray(var.values)
 
 
 def _clean_up(loc: Any, existed: bool) -> str:
