@@ -181,6 +181,9 @@ def convert(
         raise UsageError('convert needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
     from ..tools.storage import Location
 
+    from ..tools.staging import refuse_zip_destination
+
+    refuse_zip_destination(dst)
     loc = Location.parse(dst, storage_options=storage_options)
     existed, resume = _check_destination(loc, source)
     engine = engine or _engine(source)

@@ -136,6 +136,10 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
     check = _verify_option(verify, verify_result)
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     source = Location.parse(src, storage_options=storage_options)
+    if dst is not None:
+        from ..tools.staging import refuse_zip_destination
+
+        refuse_zip_destination(dst)
     target = Location.parse(dst, storage_options=storage_options) if dst is not None else None
     if finish:
         in_place = True

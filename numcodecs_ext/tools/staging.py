@@ -37,7 +37,38 @@ from zarr.storage import WrapperStore
 
 from .storage import Location
 
-__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key"]
+__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key", "refuse_zip_destination"]
+
+
+def refuse_zip_destination(target: Any) -> None:
+    """UsageError for a destination the tools cannot write safely: a zarr ``ZipStore``, or a
+    local path named ``*.zip`` (which would become a directory of that name). A zip file can
+    neither be read back while it is written (verification) nor have an entry replaced
+    atomically (metadata last), so the tools write a directory and the user zips it.
+
+    >>> refuse_zip_destination("out.zarr")
+    >>> refuse_zip_destination("out.zip")
+    Traceback (most recent call last):
+    ...
+    numcodecs_ext.tools.errors.UsageError: out.zip: the tools write a store as a directory (or a prefix in a bucket), not a zip file, which cannot be read back while it is written; write out.zarr, then zip it: cd out.zarr && zip -r -0 ../out.zip .
+    """
+    import os
+
+    from zarr.storage import ZipStore
+
+    from .errors import UsageError
+
+    if isinstance(target, ZipStore):
+        name = os.fspath(getattr(target, "path", "store.zip"))
+    elif isinstance(target, (str, os.PathLike)) and "://" not in os.fspath(target) \
+            and os.fspath(target).lower().endswith(".zip") and not os.path.isdir(target):
+        name = os.fspath(target)
+    else:
+        return
+    stem = name[:-4] if name.lower().endswith(".zip") else name
+    raise UsageError(f"{name}: the tools write a store as a directory (or a prefix in a bucket), not a zip "
+                     f"file, which cannot be read back while it is written; write {stem}.zarr, then zip "
+                     f"it: cd {stem}.zarr && zip -r -0 ../{os.path.basename(name)} .")
 
 #: the documents zarr v3 and v2 keep per node (and v2's consolidated metadata)
 METADATA_NAMES = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
