@@ -401,3 +401,39 @@ def test_http_basic_auth_from_the_url(caplog):
         server.shutdown()
         server.server_close()
     assert not [r for r in caplog.records if password in r.getMessage()]
+
+
+# -- obstore's S3Store: its place, whatever obstore can say of it (review3) ------------------------
+
+
+def _s3store(s3, prefix: str, **kwargs):
+    import obstore.store as obstore
+
+    return zarr.storage.ObjectStore(obstore.S3Store(
+        s3.name, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id=ACCESS_KEY,
+        secret_access_key=SECRET_KEY, **kwargs))
+
+
+@pytest.mark.parametrize("how", ["keyword", "client_options"])
+def test_migrate_refuses_an_s3store_inside_the_source(s3, tmp_path, capfd, how):
+    """obstore 0.12 panics when the config of an S3Store given allow_http=True as a keyword is
+    read: its place is then known from its prefix and bucket, and where its endpoint cannot be
+    read, a path that may overlap is refused (never assumed elsewhere). No Rust panic output."""
+    import numcodecs
+
+    from numcodecs_ext.migrate import migrate
+
+    a = zarr.create_array(str(tmp_path / "s.zarr"), name="t", shape=(20,), chunks=(10,), dtype="f8",
+                          fill_value=0.0, zarr_format=2,
+                          filters=[numcodecs.FixedScaleOffset(offset=10, scale=100, dtype="f8", astype="i2")])
+    a[:] = 10 + np.arange(20) / 7
+    s3.upload(tmp_path / "s.zarr", "a")
+    kwargs = {"allow_http": True} if how == "keyword" else {"client_options": {"allow_http": True}}
+    for prefix in ("a/sub", "a", ""):
+        with pytest.raises(UsageError, match="overlap"):
+            migrate(s3.url("a"), _s3store(s3, prefix, **kwargs))
+    assert s3.keys("a/sub") == [] and not [k for k in s3.keys("a") if k.endswith("zarr.json")]
+    # elsewhere in the bucket: no overlap, whatever obstore can say
+    assert not Location.parse(_s3store(s3, "ab", **kwargs)).overlaps(Location.parse(s3.url("a")))
+    err = capfd.readouterr().err
+    assert "panicked" not in err and "RUST_BACKTRACE" not in err, err

@@ -52,7 +52,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .backends import FsspecBackend, Listing, LocalBackend, protocols
+from .backends import UNKNOWN, FsspecBackend, Listing, LocalBackend, protocols
 from .errors import UsageError
 from .faults import (
     AccessDenied,
@@ -341,11 +341,35 @@ class Location:
 
     def overlaps(self, other: Location) -> bool:
         """Whether one location lies within the other (or they are the same), links resolved.
-        Locations on different backends or endpoints never overlap."""
-        if self._backend.identity() != other._backend.identity():
+        Locations of different kinds of storage (a local disk, a bucket, a store in memory) or on
+        different endpoints never overlap.
+
+        UsageError where that cannot be told: a zarr store object whose place the tools cannot
+        know (a store class of its own, a wrapper they cannot see through), or an object store
+        whose endpoint cannot be read, at a path that may overlap. A tool never assumes that a
+        place it cannot know lies elsewhere; the message says to give a path or URL instead.
+        """
+        mine, theirs = self._backend.identity(), other._backend.identity()
+        if mine is None or theirs is None:
+            if not _same_store(self._backend, other._backend):
+                unknown = self if mine is None else other
+                raise UsageError(self._cannot_tell(other, f"{unknown.display} is a store object whose "
+                                                          "place the tools cannot know"))
+        elif mine[0] != theirs[0]:
             return False
         a, b = self.resolved().rstrip("/") + "/", other.resolved().rstrip("/") + "/"
-        return a.startswith(b) or b.startswith(a)
+        if not (a.startswith(b) or b.startswith(a)):
+            return False
+        if mine == theirs:
+            return True
+        if UNKNOWN in (mine or ()) or UNKNOWN in (theirs or ()):
+            raise UsageError(self._cannot_tell(other, "the endpoint of one of them cannot be read"))
+        return False
+
+    def _cannot_tell(self, other: Location, why: str) -> str:
+        return (f"cannot tell whether {self.display} overlaps {other.display} ({why}); give the store "
+                "as a path or URL instead (e.g. /data/out.zarr or s3://bucket/prefix, with "
+                "--storage-options or the AWS_* variables for its endpoint and credentials)")
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -455,6 +479,23 @@ class Location:
 
     def __str__(self) -> str:
         return self.display
+
+
+def _lower_schemes(target: str) -> str:
+    """``target`` with its URL schemes in lower case (schemes are case-insensitive: S3://b/x is
+    s3://b/x), chained URLs (``zip::S3://...``) too; the rest as it is.
+
+    >>> _lower_schemes("Zip::S3://Bucket/Key.zip")
+    'zip::s3://Bucket/Key.zip'
+    """
+    import re
+
+    return re.sub(r"(^|::)([A-Za-z][A-Za-z0-9+.-]*)(?=::|://)", lambda m: m[1] + m[2].lower(), target)
+
+
+def _same_store(a: Any, b: Any) -> bool:
+    """Whether two backends are one (or over one zarr store object)."""
+    return a is b or (getattr(a, "store", None) is not None and getattr(a, "store", None) is getattr(b, "store", None))
 
 
 def _basic_auth(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
