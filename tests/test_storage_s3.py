@@ -309,8 +309,9 @@ def test_parse_storage_options():
     assert parse_storage_options(None) == {} and parse_storage_options("  ") == {}
     assert parse_storage_options('{"anon": true, "client_kwargs": {"region_name": "eu-west-1"}}') == {
         "anon": True, "client_kwargs": {"region_name": "eu-west-1"}}
-    for bad, why in (('{"anon": 1}', '"anon" must be true or false'), ("[1, 2]", "not a JSON list"),
-                     ("{'anon': true}", "not valid JSON"), ('"s"', "not a JSON str")):
+    for bad, why in (('{"anon": 1}', '"anon" must be true or false, not a number'), ("[1, 2]", "not a JSON array"),
+                     ("{'anon': true}", "not valid JSON"), ('"s"', "not a string"), ("null", "not null"),
+                     ("3", "not a number"), ('{"account_key": 5}', '"account_key" must be a string or null')):
         with pytest.raises(UsageError, match=why):
             parse_storage_options(bad)
     parser = argparse.ArgumentParser()
@@ -437,3 +438,18 @@ def test_migrate_refuses_an_s3store_inside_the_source(s3, tmp_path, capfd, how):
     assert not Location.parse(_s3store(s3, "ab", **kwargs)).overlaps(Location.parse(s3.url("a")))
     err = capfd.readouterr().err
     assert "panicked" not in err and "RUST_BACKTRACE" not in err, err
+
+
+def test_redact_every_secret_name_and_short_secrets():
+    """Azure's and GCS's secret options are secrets too, and a short secret is taken out where
+    it stands alone (not out of every word that holds its letters)."""
+    options = {"connection_string": "DefaultEndpointsProtocol=https;AccountKey=QUVJT1U=", "account_key": "Zm9vYmFy",
+               "sas_token": "sv=2022&sig=c2ln", "token": {"private_key": "-----PRIVATE-----"}, "secret": "x9",
+               "password": "pw"}
+    text = (f"failed with {options['connection_string']} {options['account_key']} {options['sas_token']} "
+            "-----PRIVATE----- x9 pw (a pwd in x9y is no secret)")
+    said = redact(text, options)
+    for value in ("QUVJT1U=", "Zm9vYmFy", "c2ln", "PRIVATE", " x9 ", " pw "):
+        assert value not in said, said
+    assert "a pwd in x9y is no secret" in said
+    assert redact("s3://a:b@bucket/x") == "s3://bucket/x"

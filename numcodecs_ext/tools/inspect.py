@@ -79,8 +79,12 @@ def _open(target: Any, storage_options: Mapping[str, Any] | None) -> tuple[Locat
         zipped = Location.parse(f"zip://::{loc.root}")
         zipped.display = loc.display
         return zipped, None
-    raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
-                     "a .zip file or a URL)")
+    if loc.is_local:
+        raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
+                         "a .zip file or a URL)")
+    zipped = f"; a zipped store there is read as zip::{loc.display}" if loc.root.lower().endswith(".zip") else ""
+    raise UsageError(f"{loc.display}: is an object, not a zarr store (a zarr store in a bucket is a prefix "
+                     f"with zarr.json, .zarray or .zgroup below it){zipped}")
 
 
 def _check_local(loc: Location) -> None:
