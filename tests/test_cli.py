@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.tools.demo import sample_field
+from numcodecs_ext.tools.demo import run_demo, sample_field
+from numcodecs_ext.tools.errors import UsageError
 
 
 def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:
@@ -229,3 +230,18 @@ def test_argument_errors_never_repeat_a_secret(argv) -> None:
     assert not re.search(r"\bk9\b", done.stderr), done.stderr
     assert "unrecognized arguments" in done.stderr or "invalid choice" in done.stderr \
         or "unknown command" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("out", ["s3://bucket/demo", "memory://demo", "S3://bucket/demo", "zip::demo.zip", "",
+                                 "   "])
+def test_demo_writes_only_to_a_local_folder(tmp_path, out) -> None:
+    """demo --out with a URL or an empty path is refused (exit 2), and nothing is written in the
+    working directory."""
+    done = _cli("demo", "--out", out, "-q", "--no-code", cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert "--out" in done.stderr and ("empty" in done.stderr or "local folder" in done.stderr), done.stderr
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(UsageError, match="--out"):
+        run_demo(out)
+    done = _cli("demo", "--plot", out or "", "-q", "--no-code", cwd=str(tmp_path))
+    assert done.returncode == 2 and list(tmp_path.iterdir()) == [], done.stderr
