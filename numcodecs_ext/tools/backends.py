@@ -367,7 +367,10 @@ class FsspecBackend:
                 continue
             rel = _relative(path, self.resolve(root))
             if rel:
-                listing.files[rel] = int(info.get("size") or 0)
+                size = info.get("size")
+                listing.files[rel] = int(size or 0)
+                if size is None:
+                    listing.unsized.add(rel)
         return listing
 
     def write(self, path: str, data: bytes) -> None:
