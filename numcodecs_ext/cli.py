@@ -97,12 +97,26 @@ def _add_quiet(parser: argparse.ArgumentParser) -> None:
             continue
 
 
-def _parser(command: str | None) -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its error messages (which repeat arguments: "unrecognized arguments:
+    ...", "invalid choice: ...") free of the credentials those arguments may hold: a mistyped
+    ``--storage_options '{"secret": ...}'``, a URL with ``user:password@`` or a signature."""
+
+    argv: Sequence[str] = ()
+
+    def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - argparse's signature
+        from .tools.faults import argument_secrets, redact
+
+        super().error(redact(message, secrets=argument_secrets(self.argv)))
+
+
+def _parser(command: str | None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The one parser; only ``command``'s own arguments are filled in (its module imported)."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _Parser.argv = tuple(argv)
+    parser = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, (module_name, summary) in COMMANDS.items():
@@ -124,7 +138,10 @@ def _report(command: str, message: str) -> None:
 
 
 def _unknown_command(word: str) -> int:
+    from .tools.faults import argument_secrets, redact
+
     close = difflib.get_close_matches(word, COMMANDS, n=1)
+    word = redact(word, secrets=argument_secrets([word]))
     hint = f" (did you mean {close[0]}?)" if close else ""
     print(f"usage: {PROG} [--version] [COMMAND] ...\n{PROG}: unknown command {word!r}{hint}; "
           f"the commands are: {', '.join(COMMANDS)}\n"
@@ -144,7 +161,7 @@ def _run(argv: list[str]) -> int:
         argv = ["demo", *argv]
     command = argv[0] if argv[0] in COMMANDS else None
     try:
-        parser = _parser(command)
+        parser = _parser(command, argv)
     except ModuleNotFoundError as e:
         _report(command or "", f"needs {e.name or e}, which is not installed: "
                                'pip install "numcodecs_ext[xarray]" installs what every tool needs')

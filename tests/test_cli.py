@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.tools.demo import sample_field
+from numcodecs_ext.tools.demo import run_demo, sample_field
+from numcodecs_ext.tools.errors import UsageError
 
 
 def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:
@@ -202,3 +205,43 @@ def test_head_reads_one_line(tmp_path) -> None:
                           shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0 and done.stdout.startswith("numcodecs_ext ") and done.stderr == ""
+
+
+# -- arguments that hold secrets, and paths the demo cannot write (review3) -----------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["inspect", "memory://x", "--storage_options", '{"key": "AKIAX", "secret": "TOPSECRETX"}'],
+    ["inspect", "memory://x", '--storage_options={"secret": "TOPSECRETX"}'],
+    ["inspect", "memory://x", "--storage_options", '{"account_key": "TOPSECRETX", "broken JSON'],
+    ["inspect", "memory://x", "--storage_options", '{"connection_string": "AccountKey=TOPSECRETX"}'],
+    ["inspect", "memory://x", "extra", "https://user:TOPSECRETX@example.org/x"],
+    ["migrate", "memory://x", "memory://y", "--match", "s3://u:TOPSECRETX@b/x"],
+    ["https://user:TOPSECRETX@example.org/x"],
+    ["inspect", "memory://x", "--storage_options", '{"sas_token": "sv=1&sig=TOPSECRETX"}'],
+    ["inspect", "memory://x", "--storage_options", '{"token": "k9"}'],
+])
+def test_argument_errors_never_repeat_a_secret(argv) -> None:
+    """argparse repeats arguments it does not take ("unrecognized arguments: ...", "invalid
+    choice: ..."): their secrets are taken out, short ones too."""
+    done = _cli(*argv)
+    assert done.returncode == 2, done.stderr
+    assert "TOPSECRETX" not in done.stderr + done.stdout, done.stderr
+    assert not re.search(r"\bk9\b", done.stderr), done.stderr
+    assert "unrecognized arguments" in done.stderr or "invalid choice" in done.stderr \
+        or "unknown command" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("out", ["s3://bucket/demo", "memory://demo", "S3://bucket/demo", "zip::demo.zip", "",
+                                 "   "])
+def test_demo_writes_only_to_a_local_folder(tmp_path, out) -> None:
+    """demo --out with a URL or an empty path is refused (exit 2), and nothing is written in the
+    working directory."""
+    done = _cli("demo", "--out", out, "-q", "--no-code", cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert "--out" in done.stderr and ("empty" in done.stderr or "local folder" in done.stderr), done.stderr
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(UsageError, match="--out"):
+        run_demo(out)
+    done = _cli("demo", "--plot", out or "", "-q", "--no-code", cwd=str(tmp_path))
+    assert done.returncode == 2 and list(tmp_path.iterdir()) == [], done.stderr

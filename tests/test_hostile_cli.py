@@ -234,6 +234,22 @@ def catalogue() -> list[Case]:
         Case("demo --plot into a missing folder", ["demo", "--plot", "nofolder/t.png"], USAGE, r"does not exist"),
         Case("demo --plot not an image", ["demo", "--plot", "t.txt"], USAGE, r"\.png"),
     ]
+    # the demo writes to a local folder only: a URL or an empty path is refused, not made a folder
+    cases += [Case(f"demo --out {out!r}", ["demo", "--out", out, "--no-code"], USAGE, r"--out.*(empty|local folder)")
+              for out in ("s3://bucket/demo", "memory://demo", "", " ")]
+    # storage options of the wrong type, for every command that takes them: refused, naming the option
+    wrong_options = {'{"client_kwargs": "x"}': "client_kwargs", '{"client_kwargs": {"endpoint_url": 5}}':
+                     "client_kwargs.endpoint_url", '{"config_kwargs": {"retries": "x"}}': "config_kwargs.retries",
+                     '{"key": 123}': '"key"', "null": "not null", '{"anon": null}': '"anon"'}
+    for command, positionals in (("inspect", ["v3.zarr"]), ("suggest", ["packed.nc"]), ("convert", ["packed.nc", "{out}"]),
+                                 ("migrate", ["v2.zarr", "{out}"]), ("normalize", ["{copy:v3nc.zarr}"])):
+        for options, name in wrong_options.items():
+            cases.append(Case(f"{command} --storage-options {options}", [command, *positionals, "--storage-options",
+                                                                          options], USAGE, re.escape(name)))
+    # object-store URLs without a bucket
+    for command, after in (("inspect", []), ("migrate", ["{out}"]), ("convert", [])):
+        first = ["packed.nc", "s3://"] if command == "convert" else ["s3://", *after]
+        cases.append(Case(f"{command} s3:// without a bucket", [command, *first], USAGE, r"bucket name is needed"))
     # every command that reads a store or file, on every hostile path
     cases += _path_cases("inspect", [], [], STORE_PATHS | BROKEN_STORES)
     cases += _path_cases("inspect --json", [], ["--json"], {"garbage zarr.json": BROKEN_STORES["garbage zarr.json"]})

@@ -396,3 +396,47 @@ def test_an_object_store_url(capsys):
     assert [p["path"] for p in report["problems"]] == ["bad/zarr.json"]
     assert len(inspect_store(FsspecStore.from_url("memory://inspect-test.zarr"))["arrays"]) == 3
     fsspec.filesystem("memory").rm("/inspect-test.zarr", recursive=True)
+
+
+# -- over http(s), where a listing gives no sizes (review3) ---------------------------------------
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """A folder served over http on 127.0.0.1 (Python's http.server: index pages without sizes)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_inspect_over_http_says_sizes_are_unknown(http_root, capsys):
+    """An http index page lists names, not sizes: inspect says the stored size is unknown (null
+    in JSON, "size unknown" in words), never 0 B; the chunk files are still counted."""
+    import shutil
+    from pathlib import Path
+
+    root, url = http_root
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "zarr" / "scale_offset_cast_value_v2.zarr",
+                    root / "s.zarr")
+    local = inspect_store(str(root / "s.zarr"))
+    remote = inspect_store(f"{url}/s.zarr")
+    for here, there in zip(local["arrays"], remote["arrays"]):
+        assert here["stored_bytes"] > 0 and there["stored_bytes"] is None and there["ratio"] is None
+        assert there["chunk_files"] == here["chunk_files"] > 0
+    assert main(["inspect", f"{url}/s.zarr", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "size unknown" in out and "stored 0 B" not in out, out

@@ -224,3 +224,102 @@ def test_local_only_for_stores_in_memory():
     assert not loc.is_shared
     got = run_chunkwise(functools.partial(Location.read, loc), ["k", "k"], local_only=True, progress=False)
     assert got == [b"1", b"1"]
+
+
+# -- scheduler addresses a command line is given (review3) ----------------------------------------
+
+_NC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "netcdf",
+                   "euro_air_temp.nc")
+
+
+def _convert(out: str, address: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DASK_SCHEDULER_ADDRESS": address, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "3s"}
+    return subprocess.run([sys.executable, "-m", "numcodecs_ext.cli", "convert", _NC, out, "-q"], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize(("address", "says"), [
+    ("garbage", "not usable"),
+    ("tcp://127.0.0.1", "not usable"),
+    ("nosuch://127.0.0.1:1", "not usable"),
+    ("inproc://x", "not usable"),
+    ("inproc://10.0.0.1/1/1", "not usable"),
+    ("tls://127.0.0.1:1", "TLS"),
+    ("tcp://127.0.0.1:1", "cannot connect"),
+    ("tcp://user:pw5ecret@127.0.0.1:1", "credentials"),
+    ("tcp://:pw5ecret@127.0.0.1:1", "credentials"),
+])
+def test_a_scheduler_address_that_cannot_work_is_a_usage_error(tmp_path, address, says):
+    """Exit 2 naming the dask scheduler and what is wrong, the password never printed, no
+    destination left behind; the process ends with its message (no client left connecting)."""
+    result = _convert(str(tmp_path / "o.zarr"), address)
+    where = f"status {result.returncode}: {result.stderr[-1500:]}"
+    assert result.returncode == 2, where
+    assert "dask scheduler" in result.stderr and says in result.stderr, where
+    assert "pw5ecret" not in result.stderr + result.stdout, where
+    assert "Traceback" not in result.stderr and "unexpected" not in result.stderr, where
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_find_scheduler_refuses_a_malformed_address():
+    from numcodecs_ext.tools.errors import UsageError
+
+    with dask.config.set({"scheduler-address": "tcp://u:pw5ecret@host"}), \
+            pytest.raises(UsageError, match=r"tcp://host.*credentials") as e:
+        with find_scheduler():
+            pass
+    assert "pw5ecret" not in str(e.value)
+
+
+def _line_with(proc: subprocess.Popen, text: str, safety: float = 240) -> str:
+    """The first line of ``proc``'s stderr holding ``text`` (the lines before it kept); a
+    safety net ends the wait (the test fails on what was read, not on a time)."""
+    import select
+
+    seen = []
+    while True:
+        ready, _, _ = select.select([proc.stderr], [], [], safety)
+        line = proc.stderr.readline() if ready else ""
+        if not line:
+            raise AssertionError(f"no line with {text!r} on stderr; it said: {''.join(seen)}")
+        if text in line:
+            return line
+        seen.append(line)
+
+
+@pytest.mark.cluster
+def test_a_scheduler_without_workers_is_said_and_waited_for(tmp_path):
+    """convert on a scheduler with no workers says so on stderr (even with -q: it explains the
+    wait), waits, as dask's computations do, and completes once a worker joins."""
+    with _cluster(0) as cluster:
+        env = {**os.environ, "DASK_SCHEDULER_ADDRESS": cluster.scheduler_address}
+        proc = subprocess.Popen([sys.executable, "-m", "numcodecs_ext.cli", "convert", _NC,
+                                 str(tmp_path / "o.zarr"), "-q"], env=env, stderr=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            first = _line_with(proc, "has no workers")
+            assert cluster.scheduler_address in first, first
+            assert proc.poll() is None, "it waits for workers"
+            cluster.scale(1)
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 0, first + err
+    assert (tmp_path / "o.zarr" / "zarr.json").exists()
+
+
+def test_a_dashboard_link_is_given_only_when_it_answers():
+    """The client connected for DASK_SCHEDULER_ADDRESS advertises the scheduler's dashboard
+    only while it answers (write progress names it on stderr)."""
+    import urllib.request
+
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
+            dask.config.set({"scheduler-address": cluster.scheduler_address}):
+        with find_scheduler() as where:
+            link = where.client.dashboard_link
+            assert link and urllib.request.urlopen(link, timeout=30).status == 200
+        cluster.scheduler.http_server.stop()  # the dashboard goes away; the scheduler stays
+        with find_scheduler() as where:
+            assert where.client.dashboard_link is None

@@ -205,3 +205,75 @@ def test_unknown_things_refused():
         Location.parse("nosuch://x/y")
     with pytest.raises(UsageError, match="not a path, URL or zarr store"):
         Location.parse(42)
+
+
+# -- overlap with store objects whose place must be worked out (review3) ---------------------------
+
+
+def _v2_source(path) -> None:
+    import numcodecs
+
+    a = zarr.create_array(str(path), name="t", shape=(20,), chunks=(10,), dtype="f8", fill_value=0.0,
+                          zarr_format=2, filters=[numcodecs.FixedScaleOffset(offset=10, scale=100, dtype="f8",
+                                                                             astype="i2")])
+    a[:] = 10 + np.arange(20) / 7
+
+
+@pytest.mark.parametrize("inner", ["sub", ".", "t"])
+def test_migrate_refuses_an_obstore_local_store_inside_the_source(tmp_path, inner):
+    """A zarr ObjectStore over obstore's LocalStore is a place on the local disk: at the source,
+    or inside it, migrate refuses it (and writes nothing there)."""
+    import obstore.store as obstore
+
+    from numcodecs_ext.migrate import migrate
+
+    src = tmp_path / "s.zarr"
+    _v2_source(src)
+    (src / "sub").mkdir()
+    before = sorted(p.relative_to(src) for p in src.rglob("*"))
+    dst = zarr.storage.ObjectStore(obstore.LocalStore(str(src / inner)))
+    with pytest.raises(UsageError, match="overlap"):
+        migrate(str(src), dst)
+    assert sorted(p.relative_to(src) for p in src.rglob("*")) == before
+
+
+def test_obstore_local_and_zip_stores_are_places_on_the_disk(tmp_path):
+    import obstore.store as obstore
+
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    os.symlink(tmp_path / "src", tmp_path / "link")
+    src = Location.parse(tmp_path / "src")
+    inside = Location.parse(zarr.storage.ObjectStore(obstore.LocalStore(str(tmp_path / "link" / "sub"))))
+    assert inside.overlaps(src) and src.overlaps(inside)
+    assert not Location.parse(zarr.storage.ObjectStore(obstore.LocalStore(str(tmp_path / "other")))).overlaps(src)
+    # a ZipStore is the zip file on the disk: inside a source directory, it overlaps it
+    with zarr.storage.ZipStore(tmp_path / "src" / "out.zip", mode="w") as zipped:
+        zarr.create_array(zipped, shape=(1,), dtype="i1", fill_value=0)
+        assert Location.parse(zipped).overlaps(src)
+        assert not Location.parse(zipped).overlaps(Location.parse(tmp_path / "other"))
+    # an in-memory store is nowhere else
+    memory = Location.parse(zarr.storage.ObjectStore(obstore.MemoryStore()))
+    assert not memory.overlaps(src) and memory.overlaps(memory.child("x"))
+
+
+def test_a_wrapped_store_is_seen_through(tmp_path):
+    import obstore.store as obstore
+
+    (tmp_path / "src").mkdir()
+    wrapped = zarr.storage.LoggingStore(zarr.storage.ObjectStore(obstore.LocalStore(str(tmp_path / "src"))))
+    assert Location.parse(wrapped).overlaps(Location.parse(tmp_path / "src"))
+
+
+def test_a_store_whose_place_cannot_be_known_is_refused(tmp_path):
+    """A store class the tools do not know could keep its objects anywhere: overlaps refuses
+    to answer (a UsageError saying to give a path or URL), never assumes "elsewhere"."""
+    from zarr.abc.store import Store
+
+    opaque = type("Opaque", (Store,), {name: (lambda *a, **k: None) for name in Store.__abstractmethods__})
+    store = opaque(read_only=False)
+    with pytest.raises(UsageError, match=r"cannot tell whether .* overlaps .*path or URL"):
+        Location.parse(store).overlaps(Location.parse(tmp_path))
+    with pytest.raises(UsageError, match="cannot tell"):
+        Location.parse(tmp_path).overlaps(Location.parse(store))
+    assert Location.parse(store).overlaps(Location.parse(store).child("a")), "one store overlaps itself"

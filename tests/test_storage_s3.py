@@ -309,8 +309,9 @@ def test_parse_storage_options():
     assert parse_storage_options(None) == {} and parse_storage_options("  ") == {}
     assert parse_storage_options('{"anon": true, "client_kwargs": {"region_name": "eu-west-1"}}') == {
         "anon": True, "client_kwargs": {"region_name": "eu-west-1"}}
-    for bad, why in (('{"anon": 1}', '"anon" must be true or false'), ("[1, 2]", "not a JSON list"),
-                     ("{'anon': true}", "not valid JSON"), ('"s"', "not a JSON str")):
+    for bad, why in (('{"anon": 1}', '"anon" must be true or false, not a number'), ("[1, 2]", "not a JSON array"),
+                     ("{'anon': true}", "not valid JSON"), ('"s"', "not a string"), ("null", "not null"),
+                     ("3", "not a number"), ('{"account_key": 5}', '"account_key" must be a string or null')):
         with pytest.raises(UsageError, match=why):
             parse_storage_options(bad)
     parser = argparse.ArgumentParser()
@@ -401,3 +402,54 @@ def test_http_basic_auth_from_the_url(caplog):
         server.shutdown()
         server.server_close()
     assert not [r for r in caplog.records if password in r.getMessage()]
+
+
+# -- obstore's S3Store: its place, whatever obstore can say of it (review3) ------------------------
+
+
+def _s3store(s3, prefix: str, **kwargs):
+    import obstore.store as obstore
+
+    return zarr.storage.ObjectStore(obstore.S3Store(
+        s3.name, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id=ACCESS_KEY,
+        secret_access_key=SECRET_KEY, **kwargs))
+
+
+@pytest.mark.parametrize("how", ["keyword", "client_options"])
+def test_migrate_refuses_an_s3store_inside_the_source(s3, tmp_path, capfd, how):
+    """obstore 0.12 panics when the config of an S3Store given allow_http=True as a keyword is
+    read: its place is then known from its prefix and bucket, and where its endpoint cannot be
+    read, a path that may overlap is refused (never assumed elsewhere). No Rust panic output."""
+    import numcodecs
+
+    from numcodecs_ext.migrate import migrate
+
+    a = zarr.create_array(str(tmp_path / "s.zarr"), name="t", shape=(20,), chunks=(10,), dtype="f8",
+                          fill_value=0.0, zarr_format=2,
+                          filters=[numcodecs.FixedScaleOffset(offset=10, scale=100, dtype="f8", astype="i2")])
+    a[:] = 10 + np.arange(20) / 7
+    s3.upload(tmp_path / "s.zarr", "a")
+    kwargs = {"allow_http": True} if how == "keyword" else {"client_options": {"allow_http": True}}
+    for prefix in ("a/sub", "a", ""):
+        with pytest.raises(UsageError, match="overlap"):
+            migrate(s3.url("a"), _s3store(s3, prefix, **kwargs))
+    assert s3.keys("a/sub") == [] and not [k for k in s3.keys("a") if k.endswith("zarr.json")]
+    # elsewhere in the bucket: no overlap, whatever obstore can say
+    assert not Location.parse(_s3store(s3, "ab", **kwargs)).overlaps(Location.parse(s3.url("a")))
+    err = capfd.readouterr().err
+    assert "panicked" not in err and "RUST_BACKTRACE" not in err, err
+
+
+def test_redact_every_secret_name_and_short_secrets():
+    """Azure's and GCS's secret options are secrets too, and a short secret is taken out where
+    it stands alone (not out of every word that holds its letters)."""
+    options = {"connection_string": "DefaultEndpointsProtocol=https;AccountKey=QUVJT1U=", "account_key": "Zm9vYmFy",
+               "sas_token": "sv=2022&sig=c2ln", "token": {"private_key": "-----PRIVATE-----"}, "secret": "x9",
+               "password": "pw"}
+    text = (f"failed with {options['connection_string']} {options['account_key']} {options['sas_token']} "
+            "-----PRIVATE----- x9 pw (a pwd in x9y is no secret)")
+    said = redact(text, options)
+    for value in ("QUVJT1U=", "Zm9vYmFy", "c2ln", "PRIVATE", " x9 ", " pw "):
+        assert value not in said, said
+    assert "a pwd in x9y is no secret" in said
+    assert redact("s3://a:b@bucket/x") == "s3://bucket/x"

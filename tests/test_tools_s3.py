@@ -227,3 +227,76 @@ def test_python_callers_get_the_storage_errors(s3):
         inspect_store(f"s3://no-such-{s3.name}/x.zarr")
     with pytest.raises(StoreNotFound):
         suggest(f"s3://no-such-{s3.name}/x.zarr")
+
+
+# -- storage options of the wrong type, URLs users spell otherwise (review3) -----------------------
+
+
+@pytest.mark.parametrize(("options", "names"), [
+    ('{"client_kwargs": "x"}', "client_kwargs"),
+    ('{"client_kwargs": {"endpoint_url": 5}}', "client_kwargs.endpoint_url"),
+    ('{"client_kwargs": {"verify": 3}}', "client_kwargs.verify"),
+    ('{"config_kwargs": {"retries": "x"}}', "config_kwargs.retries"),
+    ('{"config_kwargs": {"retries": {"max_attempts": "2"}}}', "config_kwargs.retries.max_attempts"),
+    ('{"config_kwargs": {"connect_timeout": -1}}', "config_kwargs.connect_timeout"),
+    ('{"config_kwargs": []}', "config_kwargs"),
+    ('{"key": 123}', '"key"'),
+    ('{"secret": ["TOPSECRETX"]}', '"secret"'),
+    ('{"anon": "yes"}', '"anon"'),
+    ('{"use_ssl": 1}', '"use_ssl"'),
+    ('{"default_block_size": true}', '"default_block_size"'),
+    ("null", "not null"),
+    ("[1, 2]", "not a JSON array"),
+    ('"x"', "not a string"),
+])
+def test_storage_options_of_the_wrong_type_are_usage_errors(s3, options, names):
+    """A value of the wrong type is an invalid argument: exit 2 naming the option (before any
+    request), never a crash of the filesystem later."""
+    s3.put("s/zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    for command in ("inspect", "suggest"):
+        result = cli(command, s3.url("s"), "-q", "--storage-options", options, env=FEW_ATTEMPTS)
+        assert_clean(result, 2, "--storage-options")
+        assert names in result.stderr and "TOPSECRETX" not in result.stderr, result.stderr
+    result = cli("migrate", s3.url("s"), s3.url("t"), "-q", "--storage-options", options, env=FEW_ATTEMPTS)
+    assert_clean(result, 2, names)
+
+
+def test_storage_options_of_the_wrong_type_from_python(s3):
+    from numcodecs_ext.tools.errors import UsageError
+    from numcodecs_ext.tools.storage import Location
+
+    with pytest.raises(UsageError, match=r'storage_options: "client_kwargs" must be a JSON object or null, '
+                                         "not a string"):
+        Location.parse(s3.url("s"), storage_options={"client_kwargs": "x"})
+    with pytest.raises(UsageError, match=r'"key" must be a string or null, not a number'):
+        inspect_store(s3.url("s"), storage_options={"key": 123})
+
+
+def test_only_a_key_is_a_usage_error(s3):
+    s3.put("s/zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    env = {k: "" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    result = cli("inspect", s3.url("s"), "-q", "--storage-options", '{"key": "AKIAONLYKEY"}',
+                 env={**env, **FEW_ATTEMPTS})
+    assert_clean(result, 2, "credentials")
+    assert "AKIAONLYKEY" not in result.stderr
+
+
+def test_url_schemes_are_case_insensitive_and_need_a_bucket(s3):
+    s3.put("s/zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    for url in (f"S3://{s3.name}/s", f"s3://{s3.name}/s".replace("s3", "S3", 1)):
+        assert_clean(cli("inspect", url, "-q"), 0, "")
+    for url in ("s3://", "s3:///", "S3://", "gs://"):
+        result = cli("inspect", url, "-q")
+        assert_clean(result, 2, "a bucket name is needed")
+
+
+def test_a_zip_in_a_bucket_is_said_how_to_open(s3, tmp_path):
+    with zarr.storage.ZipStore(tmp_path / "z.zip", mode="w") as store:
+        zarr.create_array(store, shape=(3,), dtype="i4", fill_value=0)[:] = [1, 2, 3]
+    s3.put("z.zip", (tmp_path / "z.zip").read_bytes())
+    result = cli("inspect", s3.url("z.zip"), "-q")
+    assert_clean(result, 2, f"zip::s3://{s3.name}/z.zip")
+    assert "a .zip file or a URL" not in result.stderr
+    result = cli("inspect", f"zip::s3://{s3.name}/z.zip", "-q")  # as the message says
+    assert_clean(result, 0, "")
+    assert "int32" in result.stdout, result.stdout

@@ -241,11 +241,11 @@ def _check_v3_details(meta: dict[str, Any], dtype: Any, issues: list[str]) -> No
         issues.append(f"attributes is {short(attributes)}: expected an object")
 
 
-def array_entry(path: str, document: str, meta: dict[str, Any], *, stored_bytes: int, chunk_files: int,
+def array_entry(path: str, document: str, meta: dict[str, Any], *, stored_bytes: int | None, chunk_files: int,
                 formats: list[int], issues: list[str]) -> dict[str, Any]:
     """The entry of the array at ``path`` (``""`` for the root) whose metadata document
     ``document`` (``"zarr.json"`` or ``".zarray"``) holds ``meta``; ``stored_bytes`` and
-    ``chunk_files`` are what lies in its chunk files, ``formats`` the zarr formats whose metadata
+    ``chunk_files`` are what lies in its chunk files (``stored_bytes`` None: unknown), ``formats`` the zarr formats whose metadata
     the node has. MetadataError for metadata so far from the spec that the array cannot be
     described; wrong fields that leave the rest meaningful are appended to ``issues``."""
     v3 = document == "zarr.json"

@@ -31,12 +31,20 @@ from typing import Any, Protocol
 __all__ = ["Backend", "FsspecBackend", "Listing", "LocalBackend"]
 
 
+#: an endpoint (or other part of a store's identity) that cannot be known: a location of it
+#: overlaps whatever its path may overlap (see :meth:`.storage.Location.overlaps`)
+UNKNOWN = "<unknown>"
+
+
 @dataclass
 class Listing:
-    """Every object under a location: ``{relative key: size}``, and what could not be listed."""
+    """Every object under a location: ``{relative key: size}``, and what could not be listed.
+    ``unsized``: the keys whose size the listing did not give (an http(s) index page lists
+    links, not sizes); they count 0 in ``files``, and what sums sizes says "unknown"."""
 
     files: dict[str, int] = field(default_factory=dict)
     problems: list[tuple[str, str]] = field(default_factory=list)
+    unsized: set[str] = field(default_factory=set)
 
 
 class Backend(Protocol):
@@ -397,7 +405,10 @@ class FsspecBackend:
                 continue
             rel = _relative(path, self.resolve(root))
             if rel:
-                listing.files[rel] = int(info.get("size") or 0)
+                size = info.get("size")
+                listing.files[rel] = int(size or 0)
+                if size is None:
+                    listing.unsized.add(rel)
         return listing
 
     def write(self, path: str, data: bytes) -> None:

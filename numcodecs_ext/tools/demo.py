@@ -8,6 +8,7 @@ shown can never drift from the code measured.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import UsageError
+from .faults import redact
 from .progress import Progress
 
 __all__ = ["LEGEND", "Pipeline", "add_arguments", "pipelines", "plot_tradeoff", "run", "run_demo",
@@ -159,8 +161,11 @@ def _measure(pipeline: Pipeline, sample: np.ndarray, path: Path) -> tuple[float,
     return data.nbytes / _stored_bytes(path), err, mb / (t1 - t0), mb / (t2 - t1), same_nan and err <= pipeline.promise
 
 
-def run_demo(out: Path | None = None, quiet: bool = False, show_code: bool = True) -> int:
-    """Write the sample through every pipeline, read it back, check it, print the table."""
+def run_demo(out: str | Path | None = None, quiet: bool = False, show_code: bool = True) -> int:
+    """Write the sample through every pipeline, read it back, check it, print the table.
+    ``out``: a local folder to keep the stores in (UsageError for an empty path or a URL)."""
+    if out is not None:
+        out = _local_path("--out", out)
     sample = sample_field()
     rows = []
     found = pipelines()
@@ -266,13 +271,25 @@ def plot_tradeoff(path: str | Path, quiet: bool = False) -> list[tuple[str, floa
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext demo`` (also what ``numcodecs-ext`` alone runs)."""
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", default=None, metavar="DIR",
                         help="keep the zarr stores here, one per pipeline (default: a temporary folder)")
-    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png",
+    parser.add_argument("--plot", default=None, metavar="FILE.png",
                         help="also draw compression ratio against error for the lossy pipelines "
                              "(needs matplotlib)")
     parser.add_argument("--no-code", action="store_true", help="do not print each pipeline's code")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def _local_path(flag: str, value: str | Path) -> Path:
+    """``value`` as a local path, or a UsageError: the demo writes to a local disk only, and an
+    empty path is refused (as by every tool), not taken as the working directory."""
+    text = os.fspath(value)
+    if not text.strip():
+        raise UsageError(f"{flag}: an empty path; give a folder (or file) name")
+    if "://" in text or "::" in text:
+        raise UsageError(f"{flag} {redact(text)}: the demo writes to a local folder only, not to a URL; "
+                         "give a local path (convert and migrate write to object stores)")
+    return Path(text)
 
 
 def _make_dir(root: Path) -> None:
@@ -300,7 +317,10 @@ def _check_plot_path(path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``numcodecs-ext demo``: 0 when every pipeline kept its promise, else 1."""
+    if args.out is not None:
+        args.out = _local_path("--out", args.out)
     if args.plot is not None:
+        args.plot = _local_path("--plot", args.plot)
         _check_plot_path(args.plot)
         try:
             import matplotlib  # noqa: F401

@@ -16,6 +16,8 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -23,8 +25,8 @@ from typing import Any
 
 from .errors import ToolError, UsageError
 
-__all__ = ["AccessDenied", "ObjectNotFound", "StorageError", "StoreNotFound", "Unreachable", "fault",
-           "redact"]
+__all__ = ["AccessDenied", "ObjectNotFound", "StorageError", "StoreNotFound", "Unreachable",
+           "argument_secrets", "fault", "redact"]
 
 
 class StorageError(ToolError, OSError):
@@ -55,8 +57,11 @@ _CONNECTION = {"EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutErr
                "ConnectionRefusedError", "ConnectionResetError", "ProxyConnectionError"}
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
            "InvalidToken", "AuthorizationHeaderMalformed", "AllAccessDisabled", "Forbidden"}
-_SECRET_NAME = re.compile(r"key|secret|token|passw|credential|signature|sas|auth|session|^sig$",
-                          re.IGNORECASE)
+#: names whose values are secret: AWS (key, secret, token), Azure (account_key, sas_token,
+#: connection_string, client_secret), GCS (token, a path or the service account's JSON),
+#: passwords, signed URLs' query parameters (X-Amz-Signature, sig, se ...)
+_SECRET_NAME = re.compile(r"key|secret|token|passw|credential|signature|sas|auth|session|conn(ection)?_?str"
+                          r"|^sig$", re.IGNORECASE)
 
 
 def _secrets(options: Mapping[str, Any] | None) -> list[str]:
@@ -71,13 +76,13 @@ def _secrets(options: Mapping[str, Any] | None) -> list[str]:
         elif isinstance(value, (list, tuple)):
             for v in value:
                 visit(v, secret)
-        elif secret and isinstance(value, str) and len(value) >= 4:
+        elif secret and isinstance(value, str) and value:
             found.append(value)
 
     visit(dict(options or {}), False)
     for name in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID",
                  "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING"):
-        if len(os.environ.get(name, "")) >= 4:
+        if os.environ.get(name):
             found.append(os.environ[name])
     return sorted(set(found), key=len, reverse=True)
 
@@ -96,9 +101,35 @@ def redact(text: str, options: Mapping[str, Any] | None = None, secrets: Sequenc
         text = str(text).replace(f"://{userinfo}@", "://")
     text = re.sub(r"(?<=[?&])([^=&\s\"']+)=([^&\s\"']*)",
                   lambda m: f"{m[1]}=***" if _SECRET_NAME.search(m[1]) else m[0], text)
-    for secret in sorted({*_secrets(options), *secrets}, key=len, reverse=True):
-        text = text.replace(secret, "***")
+    for secret in sorted({*_secrets(options), *secrets} - {""}, key=len, reverse=True):
+        if len(secret) >= 8:
+            text = text.replace(secret, "***")
+        else:  # a short secret is taken out where it stands alone, not out of every word holding it
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
     return text
+
+
+_JSON_PAIR = re.compile(r'"([^"\\]*)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def argument_secrets(argv: Sequence[str]) -> list[str]:
+    """The secrets among command-line arguments, to take out of a message that repeats them
+    (argparse's "unrecognized arguments: ..."): the secret values of any JSON object (a
+    mistyped ``--storage_options``, even when it is not valid JSON) and the passwords of URLs.
+
+    >>> argument_secrets(["--storage_options", '{"key": "AKIAX", "secret": "TOP"}', "s3://u:pw@b/x"])
+    ['AKIAX', 'u:pw', 'TOP', 'pw']
+    """
+    found: list[str] = []
+    for arg in map(str, argv):
+        start = arg.find("{")
+        if start >= 0:
+            with contextlib.suppress(ValueError, TypeError):
+                found.extend(_secrets(json.loads(arg[start:])) if arg.rstrip().endswith("}") else [])
+        found.extend(v for k, v in _JSON_PAIR.findall(arg) if _SECRET_NAME.search(k) and v)
+        found.extend(_url_secrets(arg))
+    env = set(_secrets(None))  # the standard variables: taken out by redact anyway
+    return sorted(set(found) - env, key=len, reverse=True)
 
 
 _USERINFO = re.compile(r"://([^/@\s:\"']*(?::[^@\s\"']*)?)@")
@@ -124,8 +155,7 @@ def _url_secrets(url: str | None) -> list[str]:
         password = userinfo.partition(":")[2]
         if password:
             found.append(userinfo)
-            if len(password) >= 4:
-                found.append(password)
+            found.append(password)
     return found
 
 
@@ -156,6 +186,9 @@ def fault(e: BaseException, where: str, action: str, *, options: Mapping[str, An
         return AccessDenied(f"{where}: no credentials were found ({action}); set the AWS_* variables "
                             """(or fsspec's configuration), or give --storage-options '{"anon": true}' """
                             "for a public bucket")
+    if "PartialCredentialsError" in names:
+        return AccessDenied(f"{where}: only part of the credentials was given ({reason}); give both key "
+                            "and secret (--storage-options or the AWS_* variables)")
     if isinstance(e, TypeError) and "keyword argument" in reason:
         return UsageError(f"{where}: storage options not accepted by the filesystem ({reason})")
     if (isinstance(e, PermissionError) or code in _DENIED or names & _DENIED

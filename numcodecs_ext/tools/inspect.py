@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,8 +79,12 @@ def _open(target: Any, storage_options: Mapping[str, Any] | None) -> tuple[Locat
         zipped = Location.parse(f"zip://::{loc.root}")
         zipped.display = loc.display
         return zipped, None
-    raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
-                     "a .zip file or a URL)")
+    if loc.is_local:
+        raise UsageError(f"{loc.display}: is a file, not a zarr store (a zarr store is a directory, "
+                         "a .zip file or a URL)")
+    zipped = f"; a zipped store there is read as zip::{loc.display}" if loc.root.lower().endswith(".zip") else ""
+    raise UsageError(f"{loc.display}: is an object, not a zarr store (a zarr store in a bucket is a prefix "
+                     f"with zarr.json, .zarray or .zgroup below it){zipped}")
 
 
 def _check_local(loc: Location) -> None:
@@ -139,11 +143,11 @@ def _read_all(loc: Location, keys: list[str]) -> dict[str, bytes | BaseException
 class _Node:
     path: str  # "" for the root
     documents: list[str] = field(default_factory=list)  # zarr.json / .zarray / .zgroup found
-    chunk_bytes: int = 0
+    chunk_bytes: int | None = 0  # None: a chunk file's size is unknown (the listing lacked it)
     chunk_files: int = 0
 
 
-def _nodes(files: Mapping[str, int]) -> tuple[dict[str, _Node], list[str]]:
+def _nodes(files: Mapping[str, int], unsized: Set[str] = frozenset()) -> tuple[dict[str, _Node], list[str]]:
     """The nodes (arrays and groups) of a listing, each with the bytes and number of the chunk
     files below it that belong to no deeper node; and the leftovers of interrupted writes.
 
@@ -166,7 +170,10 @@ def _nodes(files: Mapping[str, int]) -> tuple[dict[str, _Node], list[str]]:
         while True:
             node = nodes.get(parent)
             if node is not None:
-                node.chunk_bytes += size
+                if rel in unsized or node.chunk_bytes is None:
+                    node.chunk_bytes = None
+                else:
+                    node.chunk_bytes += size
                 node.chunk_files += 1
                 break
             if not parent:
@@ -232,7 +239,7 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     """
     loc, listing = _open(store, storage_options)
     listing = listing or _listing(loc)
-    nodes, leftovers = _nodes(listing.files)
+    nodes, leftovers = _nodes(listing.files, listing.unsized)
     problems = [{"path": path, "problem": why} for path, why in listing.problems]
     if not nodes:
         if problems:
@@ -346,8 +353,10 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{chunks}{shards}{dims}")
         ratio = f", ratio {a['ratio']:.2f}x" if a["ratio"] else ""
         grid = a["chunk_grid"] if a["chunk_grid"] is not None else "?"
-        lines.append(f"  stored {_size(a['stored_bytes'])} in {a['chunk_files']} of {grid} "
-                     f"{'shard' if a['shards'] else 'chunk'} files; decoded {_size(a['decoded_bytes'])}{ratio}; "
+        files = f"{a['chunk_files']} of {grid} {'shard' if a['shards'] else 'chunk'} files"
+        stored = (f"stored in {files} (size unknown: the listing gives no sizes)" if a["stored_bytes"] is None
+                  else f"stored {_size(a['stored_bytes'])} in {files}")
+        lines.append(f"  {stored}; decoded {_size(a['decoded_bytes'])}{ratio}; "
                      f"fill value {short(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
         for c in a["codecs"]:
             who = ", ".join(c["readers"]) or "no known reader"

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import ToolError, UsageError
+from .faults import _url_secrets, _userinfo, redact
 from .progress import Progress
 
 __all__ = ["Scheduler", "find_scheduler", "run_chunkwise"]
@@ -96,7 +97,15 @@ def find_scheduler(client: Any = None, *, scheduler: str | None = None,
     ``dask.config.set(scheduler=client)``, or a local one by name); the default
     ``distributed.Client`` of this process; dask's ``scheduler-address``
     (``DASK_SCHEDULER_ADDRESS``), connected here and closed at the end; else this process
-    with ``threads`` threads (dask's ``num_workers``, else the number of CPUs)."""
+    with ``threads`` threads (dask's ``num_workers``, else the number of CPUs).
+
+    An address that cannot work (malformed, ``user:password@`` in it, an unknown scheme,
+    ``tls://`` without dask's TLS configuration, ``inproc://`` of another process, a host:port
+    that refuses or does not answer within dask's connect timeout) is a UsageError before any
+    client is made, with the address shown without credentials. A scheduler with no workers
+    gets a note on stderr, and the work waits for workers to join, as dask's own computations
+    do (an adaptive cluster starts its workers when work arrives; a bound on the wait would
+    fail those). The connected client names the scheduler's dashboard only if it answers."""
     if client is not None:
         yield Scheduler(client=client)
         return
@@ -128,21 +137,130 @@ def find_scheduler(client: Any = None, *, scheduler: str | None = None,
             pass
     address = _dask_config("scheduler-address")
     if address:
+        address = str(address)
         if distributed is None:
-            raise UsageError(f"a dask scheduler address is configured ({address}), but dask.distributed "
-                             "is not installed (pip install distributed)")
+            raise UsageError(f"a dask scheduler address is configured ({_shown(address)}), but "
+                             "dask.distributed is not installed (pip install distributed)")
+        timeout = _dask_config("distributed.comm.timeouts.connect") or 30
+        _check_address(address, timeout)
         try:
-            connected = distributed.Client(address, timeout=_dask_config("distributed.comm.timeouts.connect") or 30,
-                                           set_as_default=False)
-        except (OSError, TimeoutError) as e:
-            raise UsageError(f"cannot connect to the dask scheduler at {address} "
-                             f"(DASK_SCHEDULER_ADDRESS / dask's scheduler-address): {e}") from None
+            connected = _client_class(distributed)(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError, ValueError, TypeError) as e:
+            raise UsageError(f"cannot connect to the dask scheduler at {_shown(address)} "
+                             f"({_SOURCE}): {redact(str(e), secrets=_url_secrets(address))}") from None
         try:
+            _say_when_no_workers(connected, address)
             yield Scheduler(client=connected, owned=True)
         finally:
             connected.close()
         return
     yield Scheduler(threads=int(n))
+
+
+_SOURCE = "DASK_SCHEDULER_ADDRESS / dask's scheduler-address"
+
+
+def _shown(address: str) -> str:
+    """A scheduler address as messages show it (no user:password@)."""
+    return redact(address)
+
+
+def _check_address(address: str, timeout: Any) -> None:
+    """UsageError, before any client is made, for an address that cannot name a reachable
+    scheduler: malformed, credentials in it, an unknown scheme, tls:// without dask's TLS
+    configuration, inproc:// of another process, or a host:port that refuses or does not
+    answer a connection (a distributed.Client left to find that out keeps the process
+    alive long after the error)."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    shown = _shown(address)
+    if _userinfo(address):
+        raise UsageError(f"the dask scheduler address {shown} carries credentials (user:password@), which "
+                         f"dask does not take ({_SOURCE}); give scheme://host:port, and TLS settings for "
+                         "a secured scheduler")
+    try:
+        scheme, where = parse_address(address, strict=False)
+        get_backend(scheme)
+        if scheme == "inproc":
+            parts = where.split("/")
+            if len(parts) != 3 or parts[1] != str(os.getpid()):
+                raise ValueError("an inproc:// address reaches a scheduler of this process only; "
+                                 "give the tcp:// address of the scheduler")
+            return
+        host, port = parse_host_port(where)
+    except ValueError as e:
+        raise UsageError(f"the dask scheduler address {shown} is not usable ({_SOURCE}): "
+                         f"{redact(str(e))}; give scheme://host:port, e.g. tcp://10.0.0.5:8786") from None
+    if scheme in ("tls", "wss"):
+        from distributed.security import Security
+
+        if Security().get_connection_args("client").get("ssl_context") is None:
+            raise UsageError(f"the dask scheduler address {shown} is {scheme}://, but dask has no TLS "
+                             "configuration (distributed.comm.tls.* : ca-file, client.cert, client.key); "
+                             "give those, or the scheduler's tcp:// address")
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return
+    from dask.utils import parse_timedelta
+
+    try:
+        seconds = float(parse_timedelta(timeout, default="seconds") or 30)
+    except (TypeError, ValueError, KeyError):
+        seconds = 30.0
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as e:
+        raise UsageError(f"cannot connect to the dask scheduler at {shown} ({_SOURCE}): "
+                         f"{e.strerror or type(e).__name__}") from None
+
+
+def _client_class(distributed: Any) -> type:
+    """distributed.Client whose ``dashboard_link`` is a link that answers, else None: a
+    scheduler may name a dashboard that is not there (no bokeh on it, its port taken by another
+    process's, a host not reachable from here); the tools do not advertise one that is not."""
+
+    class Client(distributed.Client):
+        @property
+        def dashboard_link(self) -> str | None:
+            try:
+                link = super().dashboard_link
+            except Exception:  # noqa: BLE001 - no dashboard service: KeyError; any other: none to show
+                return None
+            return link if link and _answers(link) else None
+
+    return Client
+
+
+def _answers(link: str, seconds: float = 2.0) -> bool:
+    """Whether the dashboard at ``link`` answers an HTTP request with its status page."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(link, method="HEAD"), timeout=seconds) as reply:
+            return 200 <= reply.status < 400
+    except urllib.error.HTTPError as e:
+        return e.code == 405  # a server there that takes GET only
+    except (OSError, ValueError):
+        return False
+
+
+def _say_when_no_workers(client: Any, address: str) -> None:
+    """A note on stderr when the scheduler has no workers: the work is submitted and waits for
+    workers to join, as dask's own computations do (an adaptive cluster starts them on
+    demand), but a user waiting in front of a silent command learns why."""
+    import sys
+
+    try:
+        workers = client.scheduler_info().get("workers", {})
+    except Exception:  # noqa: BLE001 - the note is a courtesy; the work itself reports failures
+        return
+    if not workers:
+        print(f"note: the dask scheduler at {_shown(address)} has no workers yet; the work waits until "
+              f"workers join (start some with `dask worker {_shown(address)}`, or unset "
+              "DASK_SCHEDULER_ADDRESS to work in this process)", file=sys.stderr, flush=True)
 
 
 def run_chunkwise(func: Callable[[T], R], runs: Sequence[T], *, label: str = "work",

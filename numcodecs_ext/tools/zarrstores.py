@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import re
 from typing import Any
 
-from .backends import Listing, _attempt, _relative
+from .backends import UNKNOWN, Listing, _attempt, _relative
 
 __all__ = ["ZarrStoreBackend"]
 
@@ -33,43 +36,55 @@ class ZarrStoreBackend:
 
         return not isinstance(self.store, MemoryStore)
 
-    def identity(self) -> tuple[Any, ...]:
-        from zarr.storage import MemoryStore, ZipStore
-
-        store = self.store
-        if isinstance(store, ZipStore):
-            return ("zip", os.path.realpath(store.path))
-        if isinstance(store, MemoryStore):
-            # read-only views of a MemoryStore share its dict: they overlap
-            return ("zarr-memory", id(getattr(store, "_store_dict", store)))
-        s3 = self._s3()
-        if s3 is not None:
-            return ("s3", s3[0])
-        return ("zarr", type(store).__name__, id(getattr(store, "store", store)))
-
-    def _s3(self) -> tuple[str | None, str] | None:
-        """(endpoint, "bucket/prefix") of a zarr ObjectStore over obstore's S3Store, so that it
-        and an s3:// URL of the same bucket are known to overlap; None for anything else."""
-        inner = getattr(self.store, "store", None)
-        if type(inner).__name__ != "S3Store":
-            return None
-        try:
-            config = dict(inner.config)
-        except BaseException:  # noqa: BLE001 - obstore can panic reading some configurations
-            return None
-        bucket = config.get("bucket") or config.get("aws_bucket")
-        if not bucket:
-            return None
-        endpoint = (config.get("endpoint") or config.get("aws_endpoint")
-                    or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"))
-        prefix = str(getattr(inner, "prefix", "") or "").strip("/")
-        return (endpoint.rstrip("/") if endpoint else None, f"{bucket}/{prefix}".rstrip("/"))
+    def identity(self) -> tuple[Any, ...] | None:
+        """(family, place): a store of the family "file" (a ZipStore, obstore's LocalStore) or
+        "s3" (obstore's S3Store) is compared with local paths and s3:// URLs; a place of
+        :data:`UNKNOWN` (an endpoint that cannot be read) overlaps whatever its path may
+        overlap. None when the tools cannot tell where the store keeps its objects."""
+        return self._place[0]
 
     def resolve(self, root: str) -> str:
-        s3 = self._s3()
-        if s3 is not None:
-            return f"{s3[1]}/{root.strip('/')}".rstrip("/")
-        return "/" + root.strip("/")
+        base, key = self._place[1], root.strip("/")
+        return f"{base.rstrip('/')}/{key}" if key else base
+
+    @functools.cached_property
+    def _place(self) -> tuple[tuple[Any, ...] | None, str]:
+        from zarr.storage import MemoryStore, ZipStore
+
+        store = _unwrapped(self.store)
+        if isinstance(store, ZipStore):
+            return ("file",), os.path.realpath(store.path)
+        if isinstance(store, MemoryStore):
+            # read-only views of a MemoryStore share its dict: they overlap
+            return ("zarr-memory", id(getattr(store, "_store_dict", store))), "/"
+        inner = getattr(store, "store", None) if type(store).__name__ == "ObjectStore" else None
+        if inner is None:
+            return None, "/"
+        kind = type(inner).__name__
+        prefix = getattr(inner, "prefix", None)  # obstore's documented accessor
+        if kind == "LocalStore":
+            return ("file",), os.path.realpath(os.fspath(prefix)) if prefix is not None else "/"
+        if kind == "MemoryStore":
+            return ("obstore-memory", id(inner)), "/"
+        if kind == "HTTPStore":  # read-only, and never a local path or a bucket
+            return ("http", UNKNOWN), "/"
+        family = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "abfs"}.get(kind)
+        if family is None:
+            return None, "/"
+        config = _config(inner)
+        bucket = (config or {}).get("bucket") or (config or {}).get("container_name") or _repr_bucket(inner)
+        if not bucket:
+            return None, "/"
+        endpoint: Any = UNKNOWN
+        if config is not None:
+            endpoint = config.get("endpoint") or config.get("aws_endpoint")
+            if family == "s3" and not endpoint:
+                endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+            endpoint = endpoint.rstrip("/") if endpoint else None
+            if family != "s3":
+                endpoint = UNKNOWN  # gcsfs/adlfs name their endpoints otherwise: not comparable
+        path = f"{bucket}/{str(prefix or '').strip('/')}".rstrip("/")
+        return (family, endpoint), path
 
     def _run(self, coro: Any) -> Any:
         async def opened() -> Any:
@@ -193,3 +208,49 @@ def _sync(coro: Any) -> Any:
 
         return asyncio.run(coro)
     return sync(coro)
+
+
+def _unwrapped(store: Any) -> Any:
+    """The store a zarr WrapperStore (LoggingStore ...) wraps, all the way down."""
+    try:
+        from zarr.storage import WrapperStore
+    except ImportError:  # pragma: no cover - older zarr
+        return store
+    while isinstance(store, WrapperStore):
+        store = store._store  # zarr keeps it there, with no public accessor
+    return store
+
+
+def _config(inner: Any) -> dict[str, Any] | None:
+    """obstore's ``config`` of a store, or None where obstore cannot give it: obstore 0.12
+    panics on some configurations (``allow_http=True`` given as a keyword), and Rust prints the
+    panic and its backtrace on stderr, which is silenced here (the tools say what they do)."""
+    import sys
+
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to protect
+        saved = None
+    try:
+        if saved is not None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+        return dict(inner.config)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # noqa: BLE001 - pyo3's PanicException is a BaseException
+        return None
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _repr_bucket(inner: Any) -> str | None:
+    """The bucket that obstore's repr names (``S3Store(bucket="b", prefix="p")``), read when
+    its ``config`` cannot be."""
+    m = re.search(r'(?:bucket|container(?:_name)?)="([^"]+)"', repr(inner))
+    return m[1] if m else None
