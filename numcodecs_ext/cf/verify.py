@@ -33,14 +33,18 @@ import numpy as np
 from ..tools.errors import VerificationError
 from .plan import GroupPlan
 
-__all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
+__all__ = ["BLOCK_BYTES", "NETCDF_LOCK", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
 
 #: the most bytes of one variable read at a time, per side (at least one chunk)
 BLOCK_BYTES = 8 << 20
 
-#: netCDF-C is not thread-safe: files are opened and closed one at a time in a process (xarray
-#: locks the reads itself), whatever the threads reading back at once
-_OPENING = threading.RLock()
+#: netCDF-C (and HDF5) are not thread-safe: in a process, every opening, read and closing of a
+#: source file by the tools holds this lock, whatever the threads writing and reading back at
+#: once. xarray's own lock covers its reads but not the metadata reads of an opening, so an
+#: opening in one thread beside a read in another corrupted the heap ("corrupted size vs.
+#: prev_size", SIGABRT) before the reads held it too.
+NETCDF_LOCK = threading.RLock()
+_OPENING = NETCDF_LOCK
 
 
 def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int,
@@ -152,10 +156,13 @@ def check_block(sides: Sides, vp: Any, name: str, block: tuple[slice, ...]) -> f
     """Compare the values of variable ``name`` in ``block`` (VerificationError at the first
     difference); the largest difference found for an inexact packing, else 0."""
     a, b = sides.source.variables[name], sides.result.variables[name]
-    x, y = np.asarray(a[block].values), np.asarray(b[block].values)
+    with NETCDF_LOCK:
+        x = np.asarray(a[block].values)
+    y = np.asarray(b[block].values)
     if vp.packing is not None and not vp.packing.exact:
         stored = sides.raw.variables[name]
-        q = np.asarray(stored[block].values)
+        with NETCDF_LOCK:
+            q = np.asarray(stored[block].values)
         q = q.view(vp.packing.packed) if stored.dtype.itemsize == vp.packing.packed.itemsize \
             else q.astype(vp.packing.packed)
         return _within(vp.name, x, y, vp.packing.decode_bound(q, x), block)

@@ -39,7 +39,7 @@ from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.verifying import VerifyPlan
 from .journal import Journal, is_journal_key
 from .plan import GroupPlan, VariablePlan, declare_packing
-from .verify import BLOCK_BYTES, blocks, check_block, check_structure, opened
+from .verify import BLOCK_BYTES, NETCDF_LOCK, blocks, check_block, check_structure, opened
 
 __all__ = ["RUN_BYTES", "Outcome", "write_verify_commit"]
 
@@ -357,7 +357,8 @@ def _write_run(job: _Job, run: _Run) -> None:
     if var.dtype.kind in "mM":
         import xarray as xr
 
-        plain = var.copy(deep=False)
+        with NETCDF_LOCK:  # the file's values, read while no other thread touches netCDF-C
+            plain = var.copy(deep=False).load()
         plain.attrs = {}  # the array's own encoding (units, fill value) applies; attributes are not written here
         xr.Dataset({run.name: plain}).to_zarr(store, group=run.group, mode="r+", consolidated=False,
                                              region=dict(zip(var.dims, run.region)), zarr_format=job.zarr_format,
@@ -368,7 +369,9 @@ def _write_run(job: _Job, run: _Run) -> None:
     path = run.name if run.group is None else f"{run.group}/{run.name}"
     array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
     array = array.with_config({"write_empty_chunks": True})  # every chunk an object: a resumed run checks they are there
-    array[run.region] = np.asarray(var.values)
+    with NETCDF_LOCK:
+        values = np.asarray(var.values)
+    array[run.region] = values
 
 
 def _clean_up(loc: Any, existed: bool) -> str:
