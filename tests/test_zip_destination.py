@@ -45,6 +45,5 @@ def test_a_zipstore_is_refused_from_python(tmp_path) -> None:
             warnings.simplefilter("ignore")
             store = zarr.storage.ZipStore(tmp_path / "o.zip", mode="w")
             with pytest.raises(UsageError, match="not a zip file"):
-                run(store)
-            store.close()
+                run(store)  # refused before the store is opened (zarr 3.1 cannot close an unopened ZipStore)
         (tmp_path / "o.zip").unlink(missing_ok=True)
