@@ -425,6 +425,10 @@ def write_run(task: WriteRun) -> WriteResult:
         except Exception as e:  # noqa: BLE001 - a broken source
             raise ToolError(f"array {task.name}: zarr cannot read the source at "
                             f"{region(task.sel)}: {error(e)}") from None
+        if isinstance(values, np.ndarray) and values.dtype != writer.dtype and values.dtype.names:
+            # zarr 3.1 stores a structured value of another byte order as its raw bytes (a big-
+            # endian field read back byte-swapped): numpy converts field by field
+            values = values.astype(writer.dtype)
         try:
             writer[task.sel] = values
         except Exception as e:  # noqa: BLE001 - refused by the new codecs
