@@ -29,6 +29,7 @@ import functools
 import hashlib
 import itertools
 import math
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,10 @@ from ..tools.verifying import VerifyPlan
 from .journal import Journal, is_journal_key
 from .plan import GroupPlan, VariablePlan, declare_packing
 from .verify import BLOCK_BYTES, NETCDF_LOCK, blocks, check_block, check_structure, opened
+
+#: the temporary files of an atomic write (ours: ``.name.<12 hex>.partial``; zarr's LocalStore:
+#: ``name.<32 hex>.partial``), left behind by a kill in the middle of one
+_TEMPORARY = re.compile(r"\.[0-9a-f]{12,32}\.partial$")
 
 __all__ = ["RUN_BYTES", "Outcome", "write_verify_commit"]
 
@@ -119,7 +124,10 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if resume:
             if same:
                 records = journal.records()
-                present = set(loc.walk().files) if records else set()
+                listing = set(loc.walk().files)
+                for key in sorted(k for k in listing if _TEMPORARY.search(k)):
+                    loc.remove(key)  # a write the kill cut short (zarr's or ours): never part of the store
+                present = {k for k in listing if not _TEMPORARY.search(k)} if records else set()
             else:
                 outcome.started_over = (f"{loc.display} held an interrupted conversion of another source or with "
                                         "other options: it was removed and the conversion started over")
