@@ -87,3 +87,19 @@ def guarded_server():
         server.require_auth(True)
         yield server, bucket, keys
         server.require_auth(False)
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_default_client():
+    """No distributed.Client left by an earlier test as the default one: the tools take the
+    default client first, so a leftover one would decide where a later test's work runs (every
+    test's own clients are context managers, closed by then)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            client = distributed.default_client()
+        except ValueError:
+            client = None
+        if client is not None:
+            client.close()
+    yield

@@ -25,6 +25,7 @@ the chunks and the journal: the same command resumes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -120,6 +121,11 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     same = bool(resume) and journal.stamp() == stamp
     if resume == "complete" and not same:  # someone's complete store: never touched
         raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
+    if loc.is_shared:  # the workers will write: a scheduler that cannot work is said before anything is written
+        from ..tools.parallel import find_scheduler
+
+        with find_scheduler():
+            pass
     try:
         if resume:
             if same:
@@ -141,11 +147,11 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if records:
             records = _still_there(plans, records, present, zarr_format)
         runs, eager_checks = _runs(plans, verify, records, outcome, differences)
-        if verify.enabled:
-            _check_here(job, plans, eager_checks, differences, outcome)
         todo = [r for r in runs if r.data is not None or r.checks]
         outcome.finished = not todo
         _run_all(job, todo, loc, differences, outcome, progress)
+        if verify.enabled:  # after the runs: opening the result decodes its index coordinates, which runs write
+            _check_here(job, plans, eager_checks, differences, outcome)
         _store(loc, final_docs).commit()
         journal.remove()
         return outcome
@@ -322,9 +328,17 @@ def _run_all(job: _Job, runs: list[_Run], loc: Any, differences: dict[str, float
 
     if not runs:
         return
-    results = run_chunkwise(functools.partial(_do_run, job), runs, label="converting",
-                            nbytes=[r.nbytes for r in runs], nchunks=[r.nchunks for r in runs], progress=progress,
-                            local_only=not loc.is_shared, describe=_describe)
+    # every run written before any is read back: reading back opens the result through xarray,
+    # which decodes its index coordinates (times), so those must be there whichever run reads
+    writes = [dataclasses.replace(r, checks=[], checked=0) for r in runs if r.data is not None]
+    runs = [dataclasses.replace(r, data=None) for r in runs if r.checks]
+    results: list[float] = []
+    for phase, label in ((writes, "converting"), (runs, "reading back")):
+        if not phase:
+            continue
+        results = run_chunkwise(functools.partial(_do_run, job), phase, label=label,
+                                nbytes=[r.nbytes for r in phase], nchunks=[r.nchunks for r in phase],
+                                progress=progress, local_only=not loc.is_shared, describe=_describe)
     for run, worst in zip(runs, results):
         outcome.checked += run.checked
         vp = run.vp
