@@ -354,16 +354,15 @@ def _describe(run: _Run) -> str:
 def _do_run(job: _Job, run: _Run) -> float:
     """One task: write the run's chunks (unless written), read back what it must, mark it in the
     journal; the largest difference of an inexact packing found."""
-    import dask
-
-    with dask.config.set(scheduler="synchronous"):  # inside a task: this thread only
-        if run.data is not None:
-            _write_run(job, run)
-        worst = 0.0
-        if run.checks:
-            with opened(job.source, job.engine, job.read_store, run.group) as sides:
-                for region in run.checks:
-                    worst = max(worst, check_block(sides, run.vp, run.name, region))
+    # (no dask.config.set here: entered and left from several threads at once it leaves its value
+    # behind for the whole process; the datasets are opened without dask chunks anyway)
+    if run.data is not None:
+        _write_run(job, run)
+    worst = 0.0
+    if run.checks:
+        with opened(job.source, job.engine, job.read_store, run.group) as sides:
+            for region in run.checks:
+                worst = max(worst, check_block(sides, run.vp, run.name, region))
     state = "verified" if run.checked >= run.nchunks else "written"
     job.journal.mark(run.index, state, checked=run.checked, worst=worst)
     return worst
