@@ -121,11 +121,10 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     same = bool(resume) and journal.stamp() == stamp
     if resume == "complete" and not same:  # someone's complete store: never touched
         raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
-    if loc.is_shared:  # the workers will write: a scheduler that cannot work is said before anything is written
-        from ..tools.parallel import find_scheduler
+    if loc.is_shared:  # the workers will write: an address that cannot work is said before anything is written
+        from ..tools.parallel import check_scheduler_address
 
-        with find_scheduler():
-            pass
+        check_scheduler_address()
     try:
         if resume:
             if same:

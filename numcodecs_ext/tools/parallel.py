@@ -165,6 +165,15 @@ def _shown(address: str) -> str:
     return redact(address)
 
 
+def check_scheduler_address() -> None:
+    """UsageError now, before any work, for a configured ``scheduler-address``
+    (``DASK_SCHEDULER_ADDRESS``) that cannot work; connects no client (a scheduler without
+    workers is fine: the work waits for them)."""
+    address = _dask_config("scheduler-address")
+    if address:
+        _check_address(str(address), _dask_config("distributed.comm.timeouts.connect") or 30)
+
+
 def _check_address(address: str, timeout: Any) -> None:
     """UsageError, before any client is made, for an address that cannot name a reachable
     scheduler: malformed, credentials in it, an unknown scheme, tls:// without dask's TLS
