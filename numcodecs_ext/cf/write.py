@@ -378,7 +378,7 @@ def _write_run(job: _Job, run: _Run) -> None:
         import xarray as xr
 
         with NETCDF_LOCK:  # the file's values, read while no other thread touches netCDF-C
-            plain = var.copy(deep=False).load()
+            plain = _load(var)
         plain.attrs = {}  # the array's own encoding (units, fill value) applies; attributes are not written here
         xr.Dataset({run.name: plain}).to_zarr(store, group=run.group, mode="r+", consolidated=False,
                                              region=dict(zip(var.dims, run.region)), zarr_format=job.zarr_format,
@@ -390,8 +390,16 @@ def _write_run(job: _Job, run: _Run) -> None:
     array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
     array = array.with_config({"write_empty_chunks": True})  # every chunk an object: a resumed run checks they are there
     with NETCDF_LOCK:
-        values = np.asarray(var.values)
+        values = np.asarray(_load(var).values)
     array[run.region] = values
+
+
+def _load(var: Any) -> Any:
+    """The run's values in memory, read in this thread. The variable is a dask array; computed
+    with the default scheduler inside a task on a worker it would submit its pieces to the
+    cluster from that task and wait for them: with every worker thread so waiting, nothing runs
+    (a deadlock on one thread per worker)."""
+    return var.copy(deep=False).load(scheduler="synchronous")
 
 
 def _clean_up(loc: Any, existed: bool) -> str:
