@@ -35,16 +35,11 @@ def _size(path: Path) -> tuple[int, int]:
 
 
 def _groups(path: Path) -> list[str | None]:
-    import netCDF4
+    """The root (None), then every group of the file by its path."""
+    from numcodecs_ext.cf.remote import netcdf_groups
+    from numcodecs_ext.tools.storage import Location
 
-    out: list[str | None] = [None]
-    with netCDF4.Dataset(path) as nc:
-        todo = list(nc.groups.values())
-        while todo:
-            g = todo.pop(0)
-            out.append(g.path.lstrip("/"))
-            todo.extend(g.groups.values())
-    return out
+    return [None, *netcdf_groups(Location.parse(str(path)))]
 
 
 def _convert(src: Path, dst: Path) -> Any:

@@ -1,11 +1,14 @@
 """Task functions for the dask cluster tests (sent to workers by value: the workers do not have
-the tests folder on their path)."""
+the tests folder on their path), and :func:`kill_worker_when`, which the tests run in their own
+process to kill a worker mid-run."""
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,14 +42,19 @@ def kill_once(run: tuple[str, int, int]) -> int:
     """Kill the worker the first time run ``kill_at`` runs (a marker file says it happened)."""
     marker, i, kill_at = run
     if i == kill_at:
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            pass
-        else:
-            os.close(fd)
-            os._exit(1)
+        _exit_once(marker)
     return i * i
+
+
+def _exit_once(marker: str) -> None:
+    """End this worker process abruptly unless ``marker`` exists (it is created first): the
+    first task to get here dies, the ones that run again do not."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
 
 
 def kill_always(run: tuple[int, int]) -> int:
@@ -87,11 +95,28 @@ def rewrite_chunk(run: tuple[Any, Any, tuple[int, ...], str]) -> int:
     region = tuple(slice(c * n, min((c + 1) * n, s)) for c, n, s in zip(coords, src.chunks, src.shape))
     dst[region] = src[region]
     if marker and coords == (1, 1):
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            pass
-        else:
-            os.close(fd)
-            os._exit(1)
+        _exit_once(marker)
     return int(np.prod([r.stop - r.start for r in region]))
+
+
+def kill_worker_when(pid: int, ready: Callable[[], bool], before: Callable[[], None] | None = None,
+                     timeout: float = 120) -> tuple[threading.Thread, list[int]]:
+    """In the test process: a started thread that kills worker process ``pid`` (SIGKILL) as soon
+    as ``ready()`` is true (calling ``before()`` just before), and the list it appends ``pid``
+    to once it did; it gives up after ``timeout`` seconds."""
+    killed: list[int] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():
+                if before is not None:
+                    before()
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread, killed

@@ -24,47 +24,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
+from convert_driver import write_driver
 
 
 xr = pytest.importorskip("xarray")
 netCDF4 = pytest.importorskip("netCDF4")
-
-DRIVER = r'''
-import os, signal, sys
-mode, n = sys.argv[1], int(sys.argv[2])
-count = [0]
-
-def tick():
-    count[0] += 1
-    if count[0] > n:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-import atexit
-atexit.register(lambda: print(f"points={count[0]}", file=sys.stderr))
-
-if mode == "chunks":
-    import zarr.storage
-    original = zarr.storage.LocalStore.set
-
-    async def set(self, key, value, *args, **kwargs):
-        tick()
-        return await original(self, key, value, *args, **kwargs)
-
-    zarr.storage.LocalStore.set = set
-elif mode == "commit":
-    from numcodecs_ext.tools import storage
-    original = storage.Location.write
-
-    def write(self, key, data):
-        if key.rpartition("/")[2] in ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"):
-            tick()  # (the journal's objects are written the same way)
-        return original(self, key, data)
-
-    storage.Location.write = write
-from numcodecs_ext.cli import main
-sys.exit(main(["convert", *sys.argv[3:]]))
-'''
-
 
 def _source(path: Path) -> None:
     rng = np.random.default_rng(1)
@@ -145,8 +109,7 @@ def test_convert_killed_anywhere_leaves_nothing_that_opens_as_complete(tmp_path,
     src = tmp_path / "src.nc"
     _source(src)
     before = _hash(src)
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
+    driver = write_driver(tmp_path)
     common = ["--zarr-format", str(zarr_format), "--chunks", "time=3", "-q"]
     outcomes = []
     # a complete run, counting the chunk objects and metadata documents it writes

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from cluster_tasks import kill_worker_when
 from test_tools_s3 import FEW_ATTEMPTS, assert_clean, cli
 
 from numcodecs_ext.cf import convert
@@ -115,18 +114,24 @@ def test_access_denied_writing(guarded_server, tmp_path, monkeypatch):
     assert not bucket.keys("out.zarr")
 
 
+def _convert_while_the_server_stops(s3, tmp_path: Path, rows: int, requests: int, chunks: str):
+    """A packed file of ``rows`` put in the bucket, then converted into ``out.zarr`` while the
+    server stops answering after ``requests`` requests: its decoding, and the run's result."""
+    want = _packed(tmp_path / "t.nc", rows=rows)
+    s3.put("t.nc", (tmp_path / "t.nc").read_bytes())
+    s3.proxy.reset()
+    s3.proxy.cut_after(requests)
+    try:
+        result = cli("convert", s3.url("t.nc"), s3.url("out.zarr"), "-q", "--chunks", chunks, env=FEW_ATTEMPTS)
+    finally:
+        s3.proxy.cut_after(None)
+    return want, result
+
+
 def test_server_stops_mid_run(s3, tmp_path):
     """The server stops answering after some chunks were written: exit 1 with a clear message;
     the destination holds no metadata (nothing opens), whatever chunks reached it."""
-    _packed(tmp_path / "t.nc")
-    s3.put("t.nc", (tmp_path / "t.nc").read_bytes())
-    s3.proxy.reset()
-    s3.proxy.cut_after(40)
-    try:
-        result = cli("convert", s3.url("t.nc"), s3.url("out.zarr"), "-q", "--chunks", "time=2",
-                     env=FEW_ATTEMPTS)
-    finally:
-        s3.proxy.cut_after(None)
+    _, result = _convert_while_the_server_stops(s3, tmp_path, rows=96, requests=40, chunks="time=2")
     assert_clean(result, 1, "cannot be reached")
     _claims_nothing(s3, "out.zarr")
 
@@ -177,19 +182,8 @@ def test_a_worker_killed_mid_run(tmp_path):
     out = tmp_path / "t.zarr"
     with _cluster(2) as cluster, distributed.Client(cluster) as client:
         pids = list(client.run(os.getpid).values())
-        killed: list[int] = []
-
-        def kill_when_chunks_appear() -> None:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if (out / "t2m" / "c").exists() and sum(1 for _ in (out / "t2m" / "c").rglob("*")) >= 10:
-                    os.kill(pids[0], signal.SIGKILL)
-                    killed.append(pids[0])
-                    return
-                time.sleep(0.005)
-
-        killer = threading.Thread(target=kill_when_chunks_appear, daemon=True)
-        killer.start()
+        chunks = out / "t2m" / "c"
+        killer, killed = kill_worker_when(pids[0], lambda: chunks.exists() and sum(1 for _ in chunks.rglob("*")) >= 10)
         try:
             report = convert(tmp_path / "t.nc", out, chunks={"time": 2})
         except ToolError:
@@ -231,11 +225,9 @@ def test_a_sample_read_back_on_the_cluster(tmp_path, monkeypatch):
 
 
 def _driver(tmp_path: Path) -> Path:
-    from test_convert_resume import DRIVER
+    from test_convert_resume import _driver
 
-    path = tmp_path / "driver.py"
-    path.write_text(DRIVER)
-    return path
+    return _driver(tmp_path)
 
 
 def _objects(s3, prefix: str) -> dict[str, bytes]:
@@ -276,15 +268,7 @@ def test_killed_in_a_bucket_then_the_same_command_resumes(s3, tmp_path):
 def test_a_server_that_stops_then_comes_back_resumes(s3, tmp_path):
     """The server stops answering mid-run: exit 1, nothing opens, the message says the same
     command resumes; it does once the server is back, keeping what was marked."""
-    want = _packed(tmp_path / "t.nc", rows=48)
-    s3.put("t.nc", (tmp_path / "t.nc").read_bytes())
-    s3.proxy.reset()
-    s3.proxy.cut_after(120)
-    try:
-        result = cli("convert", s3.url("t.nc"), s3.url("out.zarr"), "-q", "--chunks", "time=1",
-                     env=FEW_ATTEMPTS)
-    finally:
-        s3.proxy.cut_after(None)
+    want, result = _convert_while_the_server_stops(s3, tmp_path, rows=48, requests=120, chunks="time=1")
     assert_clean(result, 1, "cannot be reached")
     assert "run the same command again to resume" in result.stderr
     _claims_nothing(s3, "out.zarr")

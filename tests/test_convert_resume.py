@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from convert_driver import write_driver
 
 from numcodecs_ext.cf import convert
 from numcodecs_ext.cli import main
@@ -28,50 +29,7 @@ xr = pytest.importorskip("xarray")
 netCDF4 = pytest.importorskip("netCDF4")
 
 JOURNAL = ".numcodecs-ext-convert"
-
-DRIVER = r'''
-import os, signal, sys
-mode, n = sys.argv[1], int(sys.argv[2])
-count = [0]
-
-def tick():
-    count[0] += 1
-    if count[0] > n:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-from numcodecs_ext.cf import write
-write.RUN_BYTES = 9600  # two chunks of t2m (time=1) per run: 12 runs, and one of sub/w
-if mode == "marks":
-    from numcodecs_ext.cf import journal
-    original = journal.Journal.mark
-
-    def mark(self, *args, **kwargs):
-        tick()
-        return original(self, *args, **kwargs)
-
-    journal.Journal.mark = mark
-elif mode == "chunks":
-    import zarr.storage
-    original = zarr.storage.LocalStore.set
-
-    async def set(self, key, value, *args, **kwargs):
-        tick()
-        return await original(self, key, value, *args, **kwargs)
-
-    zarr.storage.LocalStore.set = set
-elif mode == "commit":
-    from numcodecs_ext.tools import storage
-    original = storage.Location.write
-
-    def write_(self, key, data):
-        if key.rpartition("/")[2] in ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"):
-            tick()
-        return original(self, key, data)
-
-    storage.Location.write = write_
-from numcodecs_ext.cli import main
-sys.exit(main(["convert", *sys.argv[3:]]))
-'''
+RUN_BYTES = 9600  # two chunks of t2m (time=1) per run: 12 runs, and one of sub/w
 
 
 def _source(path: Path, seed: int = 1) -> None:
@@ -102,9 +60,7 @@ def _source(path: Path, seed: int = 1) -> None:
 
 
 def _driver(tmp: Path) -> Path:
-    path = tmp / "driver.py"
-    path.write_text(DRIVER)
-    return path
+    return write_driver(tmp, run_bytes=RUN_BYTES)
 
 
 def _run(driver: Path, mode: str, n: int, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -7,15 +7,13 @@ as complete; metadata is written only after every run is verified."""
 from __future__ import annotations
 
 import os
-import signal
-import threading
-import time
 import warnings
 
 import numcodecs
 import numpy as np
 import pytest
 import zarr
+from cluster_tasks import kill_worker_when
 from migrate_helpers import check_complete_or_absent, fso
 
 from numcodecs_ext.migrate import migrate, verify
@@ -103,21 +101,13 @@ def test_a_worker_killed_mid_rewrite(tmp_path, one_chunk_runs):
     seen_early: list[str] = []
     with _cluster(2) as cluster, distributed.Client(cluster) as client:
         pids = list(client.run(os.getpid).values())
-        killed: list[int] = []
 
-        def kill_when_chunks_appear() -> None:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if (out / "t").exists() and sum(1 for _ in (out / "t").iterdir()) >= 20:
-                    if (out / "zarr.json").exists() or (out / "t" / "zarr.json").exists():
-                        seen_early.append("metadata before the kill")
-                    os.kill(pids[0], signal.SIGKILL)
-                    killed.append(pids[0])
-                    return
-                time.sleep(0.002)
+        def metadata_so_early() -> None:
+            if (out / "zarr.json").exists() or (out / "t" / "zarr.json").exists():
+                seen_early.append("metadata before the kill")
 
-        killer = threading.Thread(target=kill_when_chunks_appear, daemon=True)
-        killer.start()
+        killer, killed = kill_worker_when(
+            pids[0], lambda: (out / "t").exists() and sum(1 for _ in (out / "t").iterdir()) >= 20, metadata_so_early)
         try:
             report = migrate(tmp_path / "v2.zarr", out, rewrite=True)
         except ToolError:

@@ -38,7 +38,7 @@ from ..tools.storage import StorageError, add_storage_options_argument, parse_st
 from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
-from .remote import H5NETCDF_OPTIONS
+from .remote import H5NETCDF_OPTIONS, walk_groups
 from .source import Source, check_source
 from .write import write_verify_commit
 
@@ -320,20 +320,12 @@ def _groups(source: Source, engine: str) -> list[str | None]:
         import netCDF4
 
         with netCDF4.Dataset(src) as nc:
-            todo = list(nc.groups.values())
-            while todo:
-                g = todo.pop(0)
-                out.append(g.path.lstrip("/"))
-                todo.extend(g.groups.values())
+            out += walk_groups(nc, lambda g: g.path)
     elif engine == "h5netcdf":
         import h5netcdf
 
         with h5netcdf.File(src, "r", **H5NETCDF_OPTIONS) as f:
-            todo = list(f.groups.values())
-            while todo:
-                g = todo.pop(0)
-                out.append(g.name.lstrip("/"))
-                todo.extend(g.groups.values())
+            out += walk_groups(f, lambda g: g.name)
     return out
 
 

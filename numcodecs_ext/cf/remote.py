@@ -142,11 +142,11 @@ def netcdf_groups(loc: Location) -> list[str]:
                 import netCDF4
 
                 with netCDF4.Dataset(loc.root) as nc:
-                    return _walk_groups(nc, lambda g: g.path)
+                    return walk_groups(nc, lambda g: g.path)
             import h5netcdf
 
             with h5netcdf.File(handle if handle is not None else loc.root, "r", **H5NETCDF_OPTIONS) as f:
-                return _walk_groups(f, lambda g: g.name)
+                return walk_groups(f, lambda g: g.name)
         except (StorageError, UsageError):
             raise
         except Exception as e:  # noqa: BLE001 - said the tools' way
@@ -158,7 +158,9 @@ def netcdf_groups(loc: Location) -> list[str]:
             handle.close()
 
 
-def _walk_groups(root: Any, path: Any) -> list[str]:
+def walk_groups(root: Any, path: Any) -> list[str]:
+    """The groups below an open netCDF4 or h5netcdf file ``root``, breadth first, each as
+    ``path(group)`` without its leading slash: ``a``, ``b``, ``a/c`` ..."""
     out, todo = [], list(root.groups.values())
     while todo:
         g = todo.pop(0)
