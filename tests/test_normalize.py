@@ -66,7 +66,7 @@ def test_normalize_rewrites_adapter_codecs_as_spec_codecs(tmp_path: Path, capsys
     before = _read(path)
     chunks = chunk_files(path)
     assert main(["normalize", str(path), "--dry-run", "-q"]) == 0
-    assert "1 arrays would change" in capsys.readouterr().out
+    assert "1 array would change" in capsys.readouterr().out
     assert json.loads((path / "zarr.json").read_text())["codecs"] == codecs
     report = normalize(path)
     assert [c["name"] for c in report.changed[0].after] == ["cast_value", "scale_offset", "cast_value", "bytes"]
@@ -88,7 +88,7 @@ def test_astype_whose_later_chunks_hold_wrapped_codes_is_left_as_it_was(tmp_path
     files = hashes(path)
     assert main(["normalize", str(path)]) == 1
     captured = capsys.readouterr()
-    assert "left as it was" in captured.out and "1 arrays left as they were" in captured.err
+    assert "left as it was" in captured.out and "1 array left as it was" in captured.err
     assert "at [20:30]" in captured.err and "--wrap" in captured.err
     assert "np." not in captured.err + captured.out and "Traceback" not in captured.err
     assert hashes(path) == files and same(_read(path), before)
@@ -129,7 +129,7 @@ def test_per_array_some_normalized_some_left(tmp_path: Path, capsys) -> None:
     bad_doc = (root / "bad" / "zarr.json").read_bytes()
     assert main(["normalize", str(root), "-q"]) == 1
     out = capsys.readouterr()
-    assert "1 arrays changed" in out.out and "bad:" in out.err
+    assert "1 array changed" in out.out and "bad:" in out.err
     assert json.loads((root / "good" / "zarr.json").read_text())["codecs"][0]["name"] == "scale_offset"
     assert (root / "bad" / "zarr.json").read_bytes() == bad_doc
     assert same(_read(root / "good"), good) and same(_read(root / "bad"), bad)
@@ -275,7 +275,7 @@ def test_one_array_without_a_free_code_is_left_and_the_others_are_normalized(tmp
     full_doc = (root / "full" / "zarr.json").read_bytes()
     assert main(["normalize", str(root), "--nan-code", "auto", "-q"]) == 1
     captured = capsys.readouterr()
-    assert "1 arrays changed" in captured.out
+    assert "1 array changed" in captured.out
     assert "full: " in captured.err and "none is free for NaN" in captured.err
     assert (root / "full" / "zarr.json").read_bytes() == full_doc
     meta = json.loads((root / "good" / "zarr.json").read_text())

@@ -43,7 +43,7 @@ from .plan import ArrayPlan, index_store
 from .prove import apply_codes
 from .runs import View
 from .tasks import Pair, Runner, chosen_for, compare_arrays
-from .text import error, plain
+from .text import counted, error, plain
 
 __all__ = ["NormalizePlan", "NormalizeReport", "normalize"]
 
@@ -286,7 +286,7 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
     if updated:
         verb = "would bring" if dry_run else "brought"
         report.notes.append(f"{verb} the consolidated metadata up to date for "
-                            f"{len(updated)} arrays ({', '.join(updated)})")
+                            f"{counted(len(updated), 'array')} ({', '.join(updated)})")
     return report
 
 
@@ -379,7 +379,7 @@ def run(args: argparse.Namespace) -> int:
     verb = "would change" if args.dry_run else "changed"
     changed, left = report.changed, report.left
     if changed:
-        print(f"{len(changed)} arrays {verb} (metadata only; chunks untouched; {report.verification()})")
+        print(f"{counted(len(changed), 'array')} {verb} (metadata only; chunks untouched; {report.verification()})")
     elif not left:
         print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
               + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))
@@ -388,6 +388,6 @@ def run(args: argparse.Namespace) -> int:
     for name, why in report.read_only:
         print(f"note: array {name} will be read-only: {why}", file=sys.stderr)
     if left:
-        raise ToolError(f"{len(left)} arrays left as they were: "
+        raise ToolError(f"{counted(len(left), 'array')} left as {'it was' if len(left) == 1 else 'they were'}: "
                         + "; ".join(f"{p.name}: {p.left}" for p in left))
     return 0

@@ -29,6 +29,7 @@ import numpy as np
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location
 from .filters import NotExpressible, adapter_codec, filter_codecs, works_on_bytes
+from .text import counted
 from .journal import JOURNAL
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
@@ -127,7 +128,7 @@ class ArrayPlan:
             config = data_type.get("configuration") or {}
             data_type = f"{data_type.get('name')} ({', '.join(f'{k} {v}' for k, v in config.items())})"
         text = (f"{self.name}: {data_type} {self.metadata['shape']}, "
-                f"{len(self.chunks)} chunks, {how}\n"
+                f"{counted(len(self.chunks), 'chunk')}, {how}\n"
                 f"    v2 {' -> '.join(self.codecs_before) or '(no codecs)'}\n"
                 f"    v3 {' -> '.join(after)}")
         for note in self.notes:

@@ -24,7 +24,7 @@ from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata
 from .filters import NotExpressible
 from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, key_in, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
-from .text import error, number, plain
+from .text import counted, error, number, plain
 
 __all__ = ["MigrationReport", "apply_codes", "plan_store", "prove_array", "prove_on_source",
            "write_refused"]
@@ -59,8 +59,8 @@ class MigrationReport:
     def __str__(self) -> str:
         lines = [a.describe() for a in self.arrays]
         kept = sum(1 for a in self.arrays if not a.rewrite)
-        lines.append(f"{len(self.arrays)} arrays ({kept} keep their chunks, "
-                     f"{len(self.arrays) - kept} rewritten), {len(self.groups)} groups")
+        lines.append(f"{counted(len(self.arrays), 'array')} ({kept} keep their chunks, "
+                     f"{len(self.arrays) - kept} rewritten), {counted(len(self.groups), 'group')}")
         return "\n".join(lines)
 
     def verification(self) -> str:

@@ -8,6 +8,8 @@ Examples
 ('-100000', 'NaN', '7', '0.1')
 >>> number(np.float32(905.35)), number(np.float32(260.0))
 ('905.35', '260')
+>>> counted(1, "array"), counted(3, "array"), counted(0, "run of chunks", "runs of chunks")
+('1 array', '3 arrays', '0 runs of chunks')
 >>> region((slice(0, 7), slice(10, 20)))
 '[0:7, 10:20]'
 >>> plain("the fill value np.float64(-100000.0) cannot be cast to np.dtype('uint16')")
@@ -22,9 +24,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["error", "number", "plain", "region"]
+__all__ = ["counted", "error", "number", "plain", "region"]
 
 _NUMPY_REPR = re.compile(r"\bnp\.(?:dtype\(|[a-z_]+[0-9]*\()('?)([^()']*)\1\)")
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it takes: ``1 array``, ``2 arrays`` (``plural`` where
+    adding an s does not make it)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def number(value: Any) -> str:

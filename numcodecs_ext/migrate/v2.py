@@ -50,6 +50,7 @@ from .filters import MATCHES
 from .inplace import finish_in_place, migrate_in_place
 from .plan import v2_nodes
 from .prove import MigrationReport, plan_store, prove_on_source
+from .text import counted
 from .write import prepare_destination, run_plan, verify_stores, write_store
 
 __all__ = ["MigrationReport", "migrate", "plan_store", "verify"]
@@ -296,8 +297,8 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
         print(f"note: array {plan.name} will be read-only: {plan.read_only}", file=sys.stderr)
     if report.not_copied and not args.in_place:
         shown = ", ".join(report.not_copied[:5]) + (" ..." if len(report.not_copied) > 5 else "")
-        print(f"note: {len(report.not_copied)} files of {args.src} are no zarr chunks or metadata "
-              f"and were not copied: {shown}", file=sys.stderr)
+        print(f"note: {counted(len(report.not_copied), 'file')} of {args.src} {'is' if len(report.not_copied) == 1 else 'are'} "
+              f"no zarr chunk or metadata and {'was' if len(report.not_copied) == 1 else 'were'} not copied: {shown}", file=sys.stderr)
     if args.dry_run:
         check = report.verify
         if check is None or check.complete:

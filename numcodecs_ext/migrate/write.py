@@ -27,7 +27,7 @@ from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, open_source, write_refused
 from .runs import View, chunk_coords, quiet, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
-from .text import error, region
+from .text import counted, error, region
 
 __all__ = ["prepare_destination", "run_plan", "write_store"]
 
@@ -138,7 +138,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
             strays.append(key)
     if strays:
         shown = ", ".join(sorted(strays)[:5]) + (" ..." if len(strays) > 5 else "")
-        raise UsageError(f"{dst}: holds an interrupted migration, and also {len(strays)} files no "
+        raise UsageError(f"{dst}: holds an interrupted migration, and also {counted(len(strays), 'file')} no "
                          f"planned array or group of {source} has ({shown}): remove {dst} and run "
                          "again, or choose another destination")
     same = journal.plan == plan.digest and plan.stamped
@@ -256,7 +256,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     if resuming and runs_done:
         done_text = {"full": "written and verified", "none": "written"}.get(
             check.mode, "written (and, where the sample chose a chunk, verified)")
-        report.resumed = (f"resumed the interrupted migration in {dst}: {runs_done} runs of chunks it "
+        report.resumed = (f"resumed the interrupted migration in {dst}: {counted(runs_done, 'run of chunks', 'runs of chunks')} it "
                           f"had {done_text} were still there and were kept; everything else was "
                           f"{done_text} now")
     staged = StagedStore(dst, _staged=dict(docs))
