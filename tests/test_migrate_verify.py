@@ -233,3 +233,19 @@ def test_unreachable_scheduler_writes_nothing(v2, tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert "cannot connect to the dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
     assert not (tmp_path / "out.zarr").exists()
+
+
+def test_verify_progress_counts_every_chunk_of_the_arrays(v2, tmp_path, capsys):
+    """The verify bar says chunks done out of the arrays' chunks (t 12, sub/b 3, f 4, scalar 1,
+    cast 3, empty 0), in place and between two stores, also when it samples."""
+    src, _ = v2
+    dst = tmp_path / "out.zarr"
+    migrate(src, dst)
+    capsys.readouterr()
+    for how in ("full", "sample:1"):
+        verify(src, dst, progress=True, verify=how)
+        err = capsys.readouterr().err
+        assert "verify" in err and "23/23 chunks" in err, (how, err)
+    migrate(src, in_place=True, progress=True)
+    err = capsys.readouterr().err
+    assert "verify" in err and "23/23 chunks" in err, err

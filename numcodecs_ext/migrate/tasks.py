@@ -326,8 +326,11 @@ class Pair:
 
 def compare_arrays(pairs: Sequence[Pair], runner: Runner, bar: Any, *, label: str = "verify") -> dict[str, Outcome]:
     """Compare every array of ``pairs`` run by run on the runner's scheduler; an array's
-    remaining runs are skipped once it differs. The bar advances by decoded bytes and chunks."""
+    remaining runs are skipped once it differs. The bar advances by decoded bytes and chunks
+    (out of every chunk of the arrays, unless the caller gave it a chunk total)."""
     outcomes = {p.array: Outcome() for p in pairs}
+    if getattr(bar, "chunks_total", 0) is None:
+        bar.chunks_total = sum(math.prod(-(-s // (c or 1)) for s, c in zip(p.shape, p.chunks)) for p in pairs)
 
     def tasks() -> Iterator[tuple[Compare, int, int]]:
         for p in pairs:
