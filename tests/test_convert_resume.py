@@ -303,7 +303,8 @@ def test_a_run_whose_chunk_vanished_is_written_again(tmp_path):
     driver = _driver(tmp_path)
     dst = tmp_path / "o.zarr"
     assert _run(driver, "marks", 4, str(src), str(dst), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
-    runs = sorted(int(p.name) for p in (dst / JOURNAL / "runs").iterdir())
+    # (a kill while another thread writes its mark can leave that mark's temporary file: no mark)
+    runs = sorted(int(p.name) for p in (dst / JOURNAL / "runs").iterdir() if p.name.isdigit())
     marked = len(runs)
     assert marked >= 2
     # the runs are tasks, marked in the order they end: a chunk of one that was marked. Run i of
