@@ -77,14 +77,15 @@ def _in_place_requests(s3, tmp_path, chunks: int, verify: bool):
 
 def test_in_place_request_count_does_not_grow_with_the_chunks(s3, tmp_path):
     """10 and 1,000 chunks: without verification the same requests, but for the listing's
-    pages (S3 lists 1,000 keys per request); verification reads each chunk."""
+    pages (S3 lists 1,000 keys per request); verification reads each chunk once."""
     few, _ = _in_place_requests(s3, tmp_path, 10, verify=False)
     many, _ = _in_place_requests(s3, tmp_path, 1000, verify=False)
     assert many["LIST"] - few["LIST"] == 1  # 1,002 objects: one page more
     assert {k: v for k, v in many.items() if k != "LIST"} == {k: v for k, v in few.items() if k != "LIST"}
     assert many["PUT"] == 2 and "COPY" not in many  # the array's and the group's zarr.json
     checked, _ = _in_place_requests(s3, tmp_path, 1000, verify=True)
-    assert checked["GET"] - many["GET"] >= 1000  # every chunk read (through both metadata versions)
+    # every chunk read once: each run is compared under both metadata versions from one read
+    assert 1000 <= checked["GET"] - many["GET"] < 1050, checked
     assert {k: v for k, v in checked.items() if k != "GET"} == {k: v for k, v in many.items() if k != "GET"}
 
 

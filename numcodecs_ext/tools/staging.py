@@ -30,14 +30,50 @@ array([1, 2, 3, 4], dtype=int16)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from zarr.storage import WrapperStore
 
 from .storage import Location
 
-__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key", "refuse_zip_destination"]
+__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key", "refuse_zip_destination",
+           "shared_reads"]
+
+#: (the location's identity, {key: bytes}) while :func:`shared_reads` is in force
+_SHARED: contextvars.ContextVar[tuple[tuple[Any, ...], dict[str, bytes]] | None] = contextvars.ContextVar(
+    "numcodecs_ext_shared_reads", default=None)
+
+
+@contextlib.contextmanager
+def shared_reads(location: Location) -> Iterator[None]:
+    """Within it, in this thread, a chunk object of ``location`` that one :class:`LocationStore`
+    reads is fetched once for the next store over the same location that reads it: a run
+    compared under two metadata versions of the same stored chunks (an in-place migration,
+    normalize) reads each object once, not twice. An object is kept only until that second
+    read (at most a run's chunk objects at a time); metadata documents and partial reads are
+    never shared. (zarr reads in its own event loop; the context goes with each call.)
+
+    >>> import shutil, tempfile, zarr
+    >>> loc = Location.parse(tempfile.mkdtemp())
+    >>> zarr.create_array(loc.root, shape=(4,), chunks=(2,), dtype="int8", fill_value=0)[:] = [1, 2, 3, 4]
+    >>> a, b = (zarr.open_array(LocationStore(loc), mode="r") for _ in range(2))
+    >>> with shared_reads(loc):
+    ...     first = a[:]
+    ...     shutil.rmtree(f"{loc.root}/c")  # the chunk objects gone: b reads what a fetched
+    ...     second = b[:]
+    >>> first.tolist(), second.tolist()
+    ([1, 2, 3, 4], [1, 2, 3, 4])
+    >>> b[:].tolist()  # outside it, b reads the store itself (no chunks now: the fill value)
+    [0, 0, 0, 0]
+    """
+    token = _SHARED.set((location.identity, {}))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def refuse_zip_destination(target: Any) -> None:
@@ -122,6 +158,19 @@ class LocationStore(WrapperStore):
         return self.location.fault(e, key, action)
 
     async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        shared = _SHARED.get()
+        if shared is not None and byte_range is None and not is_metadata_key(key) \
+                and shared[0] == self.location.identity:
+            data = shared[1].pop(key, None)
+            if data is not None:  # the other store's read of it: once is enough
+                return prototype.buffer.from_bytes(data)
+            found = await self._get(key, prototype, byte_range)
+            if found is not None:
+                shared[1][key] = found.to_bytes()
+            return found
+        return await self._get(key, prototype, byte_range)
+
+    async def _get(self, key: str, prototype: Any, byte_range: Any) -> Any:
         try:
             return await self._store.get(key, prototype, byte_range)
         except Exception as e:  # noqa: BLE001 - said the tools' way

@@ -375,6 +375,19 @@ class Location:
         return dict(getattr(self._backend, "options", {}))
 
     @property
+    def identity(self) -> tuple[Any, ...]:
+        """Equal for two Locations that name the same objects the same way (same kind, URL,
+        root and storage options; a zarr store object of this process: that very object), in
+        this process or after pickling."""
+        import json
+
+        where: tuple[Any, ...] = (self.kind, self.url, self.root,
+                                  json.dumps(self.storage_options, sort_keys=True, default=str))
+        if not self.is_shared:
+            where = (where, id(self._backend))
+        return where
+
+    @property
     def kind(self) -> str:
         """"local", "fsspec" or "zarr" (a zarr store object)."""
         return self._backend.kind
