@@ -222,3 +222,32 @@ def test_in_place_server_stops(s3, tmp_path):
     assert_clean(result, 1, "cannot be reached")
     assert s3.etags("ip.zarr") == before
     assert cli("migrate", s3.url("ip.zarr"), "--in-place", "-q").returncode == 0
+
+
+def test_verify_between_two_services_reads_each(s3, tmp_path):
+    """Two obstore S3Stores of the same bucket and prefix on two services (their text names
+    bucket and prefix only): verify reads the destination's own chunks, not the source's (a
+    chunk read once for both sides would pass a destination that reads differently)."""
+    obstore = pytest.importorskip("obstore.store")
+    from s3server import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, S3Bucket
+
+    from numcodecs_ext.migrate import verify
+    from numcodecs_ext.tools.errors import VerificationError
+
+    def store(endpoint: str):
+        return zarr.storage.ObjectStore(obstore.S3Store(
+            s3.name, prefix="a.zarr", endpoint=endpoint, region=REGION, access_key_id=ACCESS_KEY,
+            secret_access_key=SECRET_KEY, client_options={"allow_http": True}))
+
+    with MotoServer() as other:
+        S3Bucket(other, name=s3.name)
+        src, dst = store(s3.endpoint), store(other.endpoint)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            zarr.create_array(src, name="x", shape=(8,), chunks=(4,), dtype="int16", fill_value=0,
+                              zarr_format=2)[:] = np.arange(8)
+        migrate(src, dst)
+        verify(src, dst)  # a faithful copy passes
+        zarr.open_array(dst, path="x", mode="r+")[0:4] = [9, 9, 9, 9]
+        with pytest.raises(VerificationError, match=r"at \[0:4\]: 4 of 4 values differ"):
+            verify(src, dst)

@@ -377,14 +377,22 @@ class Location:
     @property
     def identity(self) -> tuple[Any, ...]:
         """Equal for two Locations that name the same objects the same way (same kind, URL,
-        root and storage options; a zarr store object of this process: that very object), in
-        this process or after pickling."""
+        root and storage options; a zarr store object: the same place where the tools can tell
+        it, endpoint included, else that very object), in this process or after pickling (a
+        store object whose place is unknown: within one pickle)."""
         import json
 
         where: tuple[Any, ...] = (self.kind, self.url, self.root,
                                   json.dumps(self.storage_options, sort_keys=True, default=str))
         if not self.is_shared:
-            where = (where, id(self._backend))
+            return (where, id(self._backend))
+        if self.kind == "zarr":
+            # a store object's text does not name its endpoint (obstore's S3Store shows bucket
+            # and prefix only): two stores on two services would pass for one
+            place = self._backend.identity()
+            if place is None or UNKNOWN in place:
+                return (where, id(self._backend.store))
+            return (where, place, self.resolved())
         return where
 
     @property
