@@ -248,3 +248,20 @@ def test_finish_after_nan_written_through_the_v3_metadata(tmp_path: Path, capsys
     want = before.copy()
     want[5:7], want[35] = np.nan, 300.0
     assert same(after, want)
+
+
+def test_messages_in_the_singular(tmp_path: Path, capsys) -> None:
+    """One array kept, one v2 document removed (an array without .zattrs, as zarrs and
+    tensorstore write it), one value written through the v3 metadata only: every count in the
+    noun's number, and the verb with it."""
+    src = tmp_path / "one.zarr"
+    _packed(src, fill=np.nan)
+    (src / ".zattrs").unlink(missing_ok=True)
+    report = migrate(src, in_place=True, nan_code="auto")
+    assert str(report).splitlines()[-1] == "1 array (1 keeps its chunks, 0 rewritten), 0 groups"
+    _write(src, 5, np.nan)
+    assert main(["migrate", str(src), "--in-place", "--finish", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "removed the v2 metadata (1 document) of" in out, out
+    assert "array /: 1 value reads differently through the v2 metadata, stored as a code " in out, out
+    assert "the v3 view reads it as written" in out, out

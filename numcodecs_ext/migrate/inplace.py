@@ -27,7 +27,7 @@ from ..tools.storage import Location
 from .plan import ArrayPlan, StoreIndex, index_store, read_json
 from .prove import MigrationReport, _doc, open_source
 from .runs import View
-from .text import error
+from .text import counted, error
 
 __all__ = ["finish_in_place", "migrate_in_place"]
 
@@ -176,11 +176,13 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
             raise ToolError(f"array {pair.name}: the v3 metadata does not read as the "
                             f"v2 metadata {out.why}; nothing was removed")
         if out.mapped:
+            one = out.mapped == 1
             report.notes.append(
-                f"array {pair.name}: {out.mapped} values read differently through the v2 metadata, "
-                f"all stored as codes the v3 metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: "
-                "values written through the v3 metadata, such as NaN, that the v2 metadata cannot "
-                "represent); the v3 view reads them as written")
+                f"array {pair.name}: {counted(out.mapped, 'value')} {'reads' if one else 'read'} differently "
+                f"through the v2 metadata, {'stored as a code' if one else 'all stored as codes'} the v3 "
+                f"metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: values written through "
+                "the v3 metadata, such as NaN, that the v2 metadata cannot represent); the v3 view reads "
+                f"{'it' if one else 'them'} as written")
     report.verify = parse_verify("full")
     report.verified = True
     order = finish_order(index.v2_files, index.arrays)

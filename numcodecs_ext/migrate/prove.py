@@ -59,7 +59,7 @@ class MigrationReport:
     def __str__(self) -> str:
         lines = [a.describe() for a in self.arrays]
         kept = sum(1 for a in self.arrays if not a.rewrite)
-        lines.append(f"{counted(len(self.arrays), 'array')} ({kept} keep their chunks, "
+        lines.append(f"{counted(len(self.arrays), 'array')} ({kept} {'keeps its' if kept == 1 else 'keep their'} chunks, "
                      f"{len(self.arrays) - kept} rewritten), {counted(len(self.groups), 'group')}")
         return "\n".join(lines)
 

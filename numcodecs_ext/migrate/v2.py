@@ -281,7 +281,7 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
     if args.finish:
         verb = "would remove" if args.dry_run else "removed"
         if report.finished:
-            print(f"{verb} the v2 metadata ({len(report.finished)} documents) of {where}"
+            print(f"{verb} the v2 metadata ({counted(len(report.finished), 'document')}) of {where}"
                   + (" after verifying that its v3 metadata reads every array identically"
                      + (" (but for the values said below)" if report.notes else "")))
             if not args.dry_run:
