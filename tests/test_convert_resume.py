@@ -68,6 +68,19 @@ def _run(driver: Path, mode: str, n: int, *argv: str) -> subprocess.CompletedPro
                           timeout=300, check=False)
 
 
+def _marks(dst: Path) -> list[Path]:
+    """The journal's finished marks, by run number (a kill while another thread writes its mark
+    can leave that mark's temporary file, ``.N.<hex>.partial``: no mark)."""
+    return sorted((p for p in (dst / JOURNAL / "runs").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+
+
+def _chunk_of(dst: Path, run: int) -> Path:
+    """A chunk object of run ``run`` of t2m (runs 0-11 of RUN_BYTES: run i holds times 2i and
+    2i + 1; chunks of one time)."""
+    assert run < 12, run
+    return dst / "t2m" / "c" / str(2 * run + 1) / "0" / "0"
+
+
 def _contents(dst: Path) -> dict[str, bytes]:
     """Every object of a store, by key (the journal must be gone)."""
     return {p.relative_to(dst).as_posix(): p.read_bytes() for p in sorted(dst.rglob("*")) if p.is_file()}
@@ -263,7 +276,7 @@ def test_a_garbled_journal_mark_is_written_again(tmp_path):
     driver = _driver(tmp_path)
     dst = tmp_path / "o.zarr"
     assert _run(driver, "marks", 6, str(src), str(dst), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
-    marks = sorted((dst / JOURNAL / "runs").iterdir())
+    marks = _marks(dst)
     assert len(marks) >= 3
     marks[0].write_text("{not json")
     marks[1].write_text(json.dumps({"state": "bogus"}))
@@ -284,11 +297,11 @@ def test_runs_written_unchecked_are_read_back_when_resumed_with_full(tmp_path):
     dst = tmp_path / "o.zarr"
     killed = _run(driver, "marks", 6, str(src), str(dst), "--chunks", "time=1", "--verify", "none", "-q")
     assert killed.returncode == -signal.SIGKILL
-    states = {json.loads(p.read_text())["state"] for p in (dst / JOURNAL / "runs").iterdir()}
-    assert states == {"written"}
-    # corrupt a chunk the interrupted run wrote: a full verification on resuming must see it
-    chunk = next(p for p in sorted((dst / "t2m").rglob("*")) if p.is_file())
-    chunk.write_bytes(b"\0" * 10)
+    marks = _marks(dst)
+    assert {json.loads(p.read_text())["state"] for p in marks} == {"written"}
+    # corrupt a chunk of a run the interrupted conversion marked written: a full verification on
+    # resuming must see it (the runs are tasks, marked in the order they end)
+    _chunk_of(dst, int(marks[0].name)).write_bytes(b"\0" * 10)
     again = _run(driver, "none", 0, str(src), str(dst), "--chunks", "time=1")
     assert again.returncode == 1, again.stdout + again.stderr
     assert "Traceback" not in again.stderr
@@ -303,14 +316,10 @@ def test_a_run_whose_chunk_vanished_is_written_again(tmp_path):
     driver = _driver(tmp_path)
     dst = tmp_path / "o.zarr"
     assert _run(driver, "marks", 4, str(src), str(dst), "--chunks", "time=1", "-q").returncode == -signal.SIGKILL
-    # (a kill while another thread writes its mark can leave that mark's temporary file: no mark)
-    runs = sorted(int(p.name) for p in (dst / JOURNAL / "runs").iterdir() if p.name.isdigit())
+    runs = [int(p.name) for p in _marks(dst)]
     marked = len(runs)
     assert marked >= 2
-    # the runs are tasks, marked in the order they end: a chunk of one that was marked. Run i of
-    # t2m (runs 0-11, RUN_BYTES) holds times 2i and 2i + 1
-    assert runs[0] < 12, runs
-    (dst / "t2m" / "c" / str(2 * runs[0] + 1) / "0" / "0").unlink()
+    _chunk_of(dst, runs[0]).unlink()  # of a run that was marked (runs are marked as they end)
     again = _run(driver, "none", 0, str(src), str(dst), "--chunks", "time=1")
     assert again.returncode == 0, again.stderr
     assert f"({marked - 1} of 13 runs) were already written" in again.stdout, again.stdout
