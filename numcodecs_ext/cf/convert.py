@@ -36,6 +36,7 @@ from typing import Any
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import StorageError, add_storage_options_argument, parse_storage_options
 from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
+from .handles import open_source, shared_file
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .remote import H5NETCDF_OPTIONS, walk_groups
@@ -281,11 +282,9 @@ def _engine(source: Source) -> str:
     if have["netCDF4"]:
         if source.format != "HDF5" or not have["h5netcdf"]:
             return "netcdf4"
-        import netCDF4
-
         try:
-            netCDF4.Dataset(source.path).close()
-            return "netcdf4"
+            with shared_file(source.path):
+                return "netcdf4"
         except OSError:
             return "h5netcdf"
     if source.format == "HDF5" and have["h5netcdf"]:
@@ -317,9 +316,7 @@ def _groups(source: Source, engine: str) -> list[str | None]:
     out: list[str | None] = [None]
     src = source.target()
     if engine == "netcdf4":
-        import netCDF4
-
-        with netCDF4.Dataset(src) as nc:
+        with shared_file(src) as nc:
             out += walk_groups(nc, lambda g: g.path)
     elif engine == "h5netcdf":
         import h5netcdf
@@ -330,13 +327,11 @@ def _groups(source: Source, engine: str) -> list[str | None]:
 
 
 def _open(source: Source, engine: str, group: str | None, raw: bool) -> Any:
-    import xarray as xr
-
     kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
     if engine == "h5netcdf":
         kwargs.update(H5NETCDF_OPTIONS)
     try:
-        return xr.open_dataset(source.target(), group=group, engine=engine, chunks=None, **kwargs)
+        return open_source(source.target(), engine, group, chunks=None, **kwargs)
     except Exception as e:  # noqa: BLE001 - whatever xarray raises, it cannot read the file
         if source.remote:
             from .remote import storage_fault

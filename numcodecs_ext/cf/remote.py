@@ -21,6 +21,7 @@ from typing import Any
 
 from ..tools.errors import ToolError, UsageError
 from ..tools.storage import Location, StorageError
+from .handles import open_source, shared_file
 
 __all__ = ["BLOCKS", "BLOCK_BYTES", "H5NETCDF_OPTIONS", "netcdf_format", "netcdf_groups", "open_netcdf",
            "open_remote", "read_head"]
@@ -95,7 +96,7 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     UsageError for a file that is not netCDF, or a remote file whose reader is not installed;
     ToolError (StorageError ...) for one that cannot be read."""
     try:
-        import xarray as xr
+        import xarray  # noqa: F401 - the readers below need it
     except ImportError:
         raise UsageError('reading netCDF needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
     head = read_head(loc)
@@ -106,6 +107,8 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
     handle = None
     if loc.is_local:
         target: Any = loc.root
+        if kwargs.get("engine") is None and _have("netCDF4"):
+            kwargs["engine"] = "netcdf4"  # xarray's own choice, read through the shared handle
     else:
         kwargs.setdefault("engine", remote_engine(loc, kind))
         handle = open_remote(loc)
@@ -114,7 +117,7 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
         kwargs = {**H5NETCDF_OPTIONS, **kwargs}
     try:
         try:
-            ds = xr.open_dataset(target, **kwargs)
+            ds = open_source(target, kwargs.pop("engine", None), kwargs.pop("group", None), **kwargs)
         except (StorageError, UsageError):
             raise
         except (ValueError, OSError, RuntimeError, TypeError) as e:
@@ -139,9 +142,7 @@ def netcdf_groups(loc: Location) -> list[str]:
     try:
         try:
             if handle is None and _have("netCDF4"):
-                import netCDF4
-
-                with netCDF4.Dataset(loc.root) as nc:
+                with shared_file(loc.root) as nc:
                     return walk_groups(nc, lambda g: g.path)
             import h5netcdf
 

@@ -21,7 +21,6 @@ Attributes are compared too (the ``valid_*`` of packed variables are in unpacked
 from __future__ import annotations
 
 import math
-import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,20 +30,14 @@ from typing import Any
 import numpy as np
 
 from ..tools.errors import VerificationError
+from .handles import NETCDF_LOCK, open_source
 from .plan import GroupPlan
 
-__all__ = ["BLOCK_BYTES", "NETCDF_LOCK", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
+__all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
 
 #: the most bytes of one variable read at a time, per side (at least one chunk)
 BLOCK_BYTES = 8 << 20
 
-#: netCDF-C (and HDF5) are not thread-safe: in a process, every opening, read and closing of a
-#: source file by the tools holds this lock, whatever the threads writing and reading back at
-#: once. xarray's own lock covers its reads but not the metadata reads of an opening, so an
-#: opening in one thread beside a read in another corrupted the heap ("corrupted size vs.
-#: prev_size", SIGABRT) before the reads held it too.
-NETCDF_LOCK = threading.RLock()
-_OPENING = NETCDF_LOCK
 
 
 def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int,
@@ -118,15 +111,15 @@ def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Itera
     def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
         return src.target() if hasattr(src, "target") else src
 
-    with _OPENING:
-        source = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None)
-        raw = _open_quietly(xr.open_dataset, target(), group=group, engine=engine, chunks=None, mask_and_scale=False,
+    with NETCDF_LOCK:
+        source = _open_quietly(open_source, target(), engine, group, chunks=None)
+        raw = _open_quietly(open_source, target(), engine, group, chunks=None, mask_and_scale=False,
                             decode_times=False, decode_timedelta=False)
         result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
     try:
         yield Sides(src, source, raw, result)
     finally:
-        with _OPENING:
+        with NETCDF_LOCK:
             source.close()
             raw.close()
             result.close()

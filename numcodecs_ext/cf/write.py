@@ -41,7 +41,8 @@ from ..tools.errors import ToolError, UsageError, VerificationError
 from ..tools.verifying import VerifyPlan
 from .journal import Journal, is_journal_key
 from .plan import GroupPlan, VariablePlan, declare_packing
-from .verify import BLOCK_BYTES, NETCDF_LOCK, blocks, check_block, check_structure, opened
+from .handles import NETCDF_LOCK
+from .verify import BLOCK_BYTES, blocks, check_block, check_structure, opened
 
 #: the temporary files of an atomic write (ours: ``.name.<12 hex>.partial``; zarr's LocalStore:
 #: ``name.<32 hex>.partial``), left behind by a kill in the middle of one

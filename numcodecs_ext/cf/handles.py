@@ -1,0 +1,197 @@
+"""One netCDF-C handle per local file per process, and the lock every netCDF-C call holds.
+
+netCDF-C (over HDF5) crashes the process when one file is open through two handles at once and
+it holds string variables: the second opening reads the variables' fill values through the first
+handle's shared HDF5 file state (``H5F_addr_decode`` in ``H5Dget_create_plist``, a segmentation
+fault; Unidata/netcdf4-python#1444, Unidata/netcdf-c#2510, pydata/xarray#9093). The tools open a
+source several ways at once (stored and decoded values, every group, the verification's sides),
+so every opening here goes through :func:`shared_dataset`: the first opening of a path opens it,
+later ones share that handle, and the last closing closes it. On a dask worker the same holds:
+the unpickled datasets reopen through :func:`shared_dataset` too.
+
+netCDF-C is not thread-safe either: every call the tools make into it, opening, reading and
+closing, holds :data:`NETCDF_LOCK` (xarray's own lock covers xarray's reads, not other openings).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["NETCDF_LOCK", "SharedDataset", "handles_open", "open_netcdf4", "open_source", "shared_dataset", "shared_file"]
+
+
+class _ProcessLock:
+    """A re-entrant lock that pickles as the receiving process's own lock (xarray pickles the
+    lock of a dataset sent to a dask worker; a thread lock cannot cross processes)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self._lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return (_process_lock, ())
+
+
+def _process_lock() -> _ProcessLock:
+    return NETCDF_LOCK
+
+
+#: held by every call the tools make into netCDF-C in this process (re-entrant)
+NETCDF_LOCK = _ProcessLock()
+
+_OPEN: dict[tuple[Any, ...], list[Any]] = {}  # file -> [its netCDF4.Dataset, how many sharers]
+_DROPPED: list[tuple[Any, ...]] = []  # files a sharer let go of while another thread was in netCDF-C
+
+
+def _key(path: str) -> tuple[Any, ...]:
+    """The file at ``path`` as it is now: a file replaced since is another file."""
+    st = os.stat(path)
+    return (path, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _let_go(key: tuple[Any, ...]) -> None:
+    entry = _OPEN.get(key)
+    if entry is not None:
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del _OPEN[key]
+            entry[0].close()
+
+
+def _collect() -> None:
+    """Let go for the sharers that could not (call with :data:`NETCDF_LOCK` held)."""
+    while _DROPPED:
+        _let_go(_DROPPED.pop())
+
+
+class SharedDataset:
+    """A netCDF4.Dataset shared by everything in the process that opened the same file: reads
+    go to the one handle; :meth:`close` closes it when nothing else has it open."""
+
+    def __init__(self, path: str) -> None:
+        import netCDF4
+
+        with NETCDF_LOCK:
+            _collect()
+            key = _key(path)
+            entry = _OPEN.get(key)
+            if entry is None:
+                entry = _OPEN[key] = [netCDF4.Dataset(path, "r"), 0]
+            entry[1] += 1
+        self._key = key
+        self._nc: Any = entry[0]
+
+    def __getattr__(self, name: str) -> Any:
+        nc = self.__dict__.get("_nc")
+        if nc is None:
+            raise AttributeError(name)
+        return getattr(nc, name)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._nc[key]
+
+    def __enter__(self) -> SharedDataset:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Let go of the handle; the file is closed when the last sharer lets go. Never waits:
+        while another thread is inside netCDF-C (xarray may close a file from any thread, holding
+        its own locks), the handle is let go of by the next opening or closing."""
+        if self.__dict__.get("_nc") is None:
+            return
+        self._nc = None
+        if NETCDF_LOCK.acquire(blocking=False):
+            try:
+                _let_go(self._key)
+                _collect()
+            finally:
+                NETCDF_LOCK.release()
+        else:
+            _DROPPED.append(self._key)
+
+    def __del__(self) -> None:
+        # dropped without closing (in whatever thread the garbage collector runs): left to the
+        # next opening or closing, which holds the lock
+        if self.__dict__.get("_nc") is not None:
+            _DROPPED.append(self._key)
+
+
+def shared_dataset(path: str | os.PathLike[str], mode: str = "r") -> SharedDataset:
+    """The netCDF file at ``path`` opened for reading (``mode`` "r", the only one), sharing the
+    process's one handle on it.
+
+    >>> import os, tempfile, netCDF4
+    >>> p = os.path.join(tempfile.mkdtemp(), "s.nc")
+    >>> netCDF4.Dataset(p, "w").close()
+    >>> a, b = shared_dataset(p), shared_dataset(p)
+    >>> handles_open(p)
+    1
+    >>> a.close(); b.close(); handles_open(p)
+    0
+    """
+    if mode != "r":
+        raise ValueError(f"shared_dataset: mode {mode!r}; the shared handles are for reading ('r')")
+    return SharedDataset(os.path.realpath(path))
+
+
+@contextmanager
+def shared_file(path: str | os.PathLike[str]) -> Iterator[SharedDataset]:
+    """:func:`shared_dataset` for a ``with`` block, holding :data:`NETCDF_LOCK` throughout."""
+    with NETCDF_LOCK:
+        nc = shared_dataset(path)
+        try:
+            yield nc
+        finally:
+            nc.close()
+
+
+def handles_open(path: str | os.PathLike[str]) -> int:
+    """How many netCDF-C handles this process's tools hold on the file at ``path`` (0 or 1)."""
+    with NETCDF_LOCK:
+        _collect()
+        return int(_key(os.path.realpath(path)) in _OPEN)
+
+
+def open_netcdf4(path: str | os.PathLike[str], group: str | None = None, **kwargs: Any) -> Any:
+    """``xarray.open_dataset(path, group=group, engine="netcdf4", **kwargs)`` through the shared
+    handle, every netCDF-C call under :data:`NETCDF_LOCK`. Closing the dataset lets go of the
+    handle; a later read opens it again."""
+    import xarray as xr
+    from xarray.backends import CachingFileManager, NetCDF4DataStore
+
+    manager = CachingFileManager(shared_dataset, os.path.realpath(path), mode="r", lock=NETCDF_LOCK)
+    store = NetCDF4DataStore(manager, group=group, mode="r", lock=NETCDF_LOCK)
+    try:
+        return xr.open_dataset(store, **kwargs)
+    except BaseException:
+        store.close()
+        raise
+
+
+def open_source(target: Any, engine: str | None, group: str | None = None, **kwargs: Any) -> Any:
+    """``xarray.open_dataset`` of a netCDF source: a local file read by netCDF-C (engine
+    ``"netcdf4"``) through :func:`open_netcdf4`, anything else (a file object, h5netcdf,
+    scipy) as xarray opens it."""
+    if engine == "netcdf4" and isinstance(target, (str, os.PathLike)):
+        return open_netcdf4(target, group, **kwargs)
+    import xarray as xr
+
+    return xr.open_dataset(target, group=group, engine=engine, **kwargs)
