@@ -131,6 +131,24 @@ def test_unsigned_false_on_an_unsigned_type(tmp_path, zarr_format):
 
 
 @pytest.mark.parametrize("zarr_format", [3, 2])
+@pytest.mark.parametrize("stored, flag, fill", [
+    ("uint8", "false", 128), ("uint8", "false", 255), ("uint16", "false", 40000), ("uint32", "false", 2**31),
+    ("uint8", "false", 5), ("int8", "true", -1), ("int16", "true", -2), ("int8", "true", 7)])
+def test_an_unpacked_unsigned_variable_whose_fill_is_out_of_the_other_range(tmp_path, zarr_format, stored, flag,
+                                                                            fill):
+    # found by hypothesis: uint8 with _Unsigned="false" and _FillValue 128 was written as JSON 128,
+    # which xarray cannot read as int8 (OverflowError); the store must read as the file does
+    src = tmp_path / "u.nc"
+    dtype = np.dtype(stored)
+    ends = [e for e in (np.iinfo(dtype).min, np.iinfo(dtype).max, np.iinfo(dtype).max - 1) if e != fill][:2]
+    q = np.array([fill, 0, 1, *ends, fill], dtype)
+    write_variable(src, "NETCDF4", q, {"_Unsigned": flag, "_FillValue": dtype.type(fill)})
+    _, a, b, _ = _converted(tmp_path, src, zarr_format)
+    assert np.isnan(a.values[[0, -1]]).all() and not np.isnan(a.values[1:-1]).any()  # xarray's reading
+    _same(a.values, b.values)
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
 def test_valid_range_with_the_fill_code_and_a_negative_scale(tmp_path, zarr_format):
     src = tmp_path / "r.nc"
     q = np.array([-32767, 0, 100, 32767], "int16")

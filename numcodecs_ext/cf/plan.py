@@ -34,7 +34,7 @@ from ..dtypes import scalar_to_json
 from ..tools.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
-from .rules import _show, fill_values
+from .rules import _show, fill_values, stored_dtype
 
 __all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "plan_group"]
 
@@ -196,6 +196,12 @@ def _as_is_attrs(attrs: dict[str, Any], dtype: np.dtype, notes: list[str]) -> di
         return out
     if len(values) == 1 and _fits(values[0], dtype):
         out["_FillValue"] = dtype.type(values[0])
+        signed = stored_dtype(dtype, attrs)
+        if dtype.kind == "u" and signed.kind == "i":
+            # xarray reads the _FillValue of an _Unsigned="false" variable as a value of the signed
+            # type (a netCDF file's own uint8 128 converts; zarr's JSON 128 overflows int8): the
+            # same bits, written as the signed value
+            out["_FillValue"] = np.asarray(out["_FillValue"]).view(signed)[()]
         return out
     del out["_FillValue"]
     existing = [] if out.get("missing_value") is None else list(np.ravel(np.asarray(out["missing_value"])))
