@@ -157,10 +157,19 @@ class LocationStore(WrapperStore):
     def _fault(self, e: BaseException, key: str, action: str) -> BaseException:
         return self.location.fault(e, key, action)
 
+    @property
+    def _identity(self) -> tuple[Any, ...]:
+        """The location's identity, worked out once per store (it is asked at every chunk read
+        under :func:`shared_reads`)."""
+        found = self.__dict__.get("_identity_cache")
+        if found is None:
+            found = self.__dict__["_identity_cache"] = self.location.identity
+        return found
+
     async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
         shared = _SHARED.get()
         if shared is not None and byte_range is None and not is_metadata_key(key) \
-                and shared[0] == self.location.identity:
+                and shared[0] == self._identity:
             data = shared[1].pop(key, None)
             if data is not None:  # the other store's read of it: once is enough
                 return prototype.buffer.from_bytes(data)
