@@ -140,3 +140,50 @@ def test_converting_a_file_with_strings_many_times_in_one_process(tmp_path):
                           timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "converted 25 times" in done.stdout
+
+
+def test_an_opening_reads_the_file_under_the_lock(tmp_path):
+    # netCDF-C is not thread-safe: the metadata an opening reads (variables, attributes,
+    # dimensions, encodings) must be read holding NETCDF_LOCK like every later read, or an opening
+    # in one thread (convert's plan, suggest) runs beside another thread's reads of any file
+    src = _strings(tmp_path / "s.nc")
+    open_netcdf4(src).close()  # xarray's modules imported: what follows is the opening itself
+    unlocked = set()
+
+    def watch(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and (code.co_filename.endswith(os.path.join("backends", "netCDF4_.py"))
+                                or os.sep + "netCDF4" + os.sep in code.co_filename):
+            if not NETCDF_LOCK._lock._is_owned():
+                unlocked.add(code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        ds = open_netcdf4(src, "g")
+        group = open_source(str(src), "netcdf4", None, mask_and_scale=False)
+    finally:
+        sys.setprofile(None)
+    ds.close()
+    group.close()
+    store_reads = {"get_variables", "get_attrs", "get_dimensions", "get_encoding", "open_store_variable",
+                   "_find_dim"}
+    assert not unlocked & store_reads, sorted(unlocked & store_reads)
+
+
+def test_one_file_under_two_names_or_touched_is_one_handle(tmp_path):
+    # HDF5 shares one file's state between all its openings in a process (by device and inode),
+    # which is what crashes: a hard link, or the same file with a new modification time, is the
+    # same file to HDF5 and must share the one handle too
+    src = _strings(tmp_path / "s.nc")
+    link = tmp_path / "link.nc"
+    os.link(src, link)
+    a = shared_dataset(src)
+    assert handles_open(link) == 1
+    b = shared_dataset(link)
+    assert b.filepath() == a.filepath()  # the very handle opened first
+    st = os.stat(src)
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched: the same bytes
+    assert handles_open(src) == 1
+    a.close()
+    b.close()
+    assert handles_open(src) == 0 and handles_open(link) == 0

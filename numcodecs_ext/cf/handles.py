@@ -59,9 +59,12 @@ _DROPPED: list[tuple[Any, ...]] = []  # files a sharer let go of while another t
 
 
 def _key(path: str) -> tuple[Any, ...]:
-    """The file at ``path`` as it is now: a file replaced since is another file."""
+    """The file at ``path`` as HDF5 tells files apart (its device and inode): a file replaced
+    since is another file; the same file under another name (a hard link) or written to in place
+    is the same one, whose state HDF5 shares between every opening in the process anyway (a
+    second handle on it is what crashes). An inode is not reused while a handle holds it open."""
     st = os.stat(path)
-    return (path, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    return (st.st_dev, st.st_ino)
 
 
 def _let_go(key: tuple[Any, ...]) -> None:
@@ -178,9 +181,11 @@ def open_netcdf4(path: str | os.PathLike[str], group: str | None = None, **kwarg
     from xarray.backends import CachingFileManager, NetCDF4DataStore
 
     manager = CachingFileManager(shared_dataset, os.path.realpath(path), mode="r", lock=NETCDF_LOCK)
-    store = NetCDF4DataStore(manager, group=group, mode="r", lock=NETCDF_LOCK)
+    with NETCDF_LOCK:
+        store = NetCDF4DataStore(manager, group=group, mode="r", lock=NETCDF_LOCK)
     try:
-        return xr.open_dataset(store, **kwargs)
+        with NETCDF_LOCK:  # the opening reads the file's metadata through netCDF-C
+            return xr.open_dataset(store, **kwargs)
     except BaseException:
         store.close()
         raise
