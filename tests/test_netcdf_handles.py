@@ -187,3 +187,17 @@ def test_one_file_under_two_names_or_touched_is_one_handle(tmp_path):
     a.close()
     b.close()
     assert handles_open(src) == 0 and handles_open(link) == 0
+
+
+def test_a_side_that_cannot_be_opened_lets_go_of_the_others(tmp_path):
+    # verify.opened opens the source twice, then the store: a store that cannot be opened (gone,
+    # unreachable) left both source datasets open for as long as the exception lived (a notebook
+    # keeps the last one), and with them the file's handle
+    from numcodecs_ext.cf.verify import opened
+
+    src = _strings(tmp_path / "s.nc")
+    with pytest.raises(FileNotFoundError) as caught:
+        with opened(str(src), "netcdf4", str(tmp_path / "gone.zarr"), None):
+            pass
+    assert caught.value is not None  # the exception, its traceback and its frames still alive
+    assert handles_open(src) == 0

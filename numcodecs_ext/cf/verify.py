@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,18 +111,19 @@ def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Itera
     def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
         return src.target() if hasattr(src, "target") else src
 
-    with NETCDF_LOCK:
-        source = _open_quietly(open_source, target(), engine, group, chunks=None)
-        raw = _open_quietly(open_source, target(), engine, group, chunks=None, mask_and_scale=False,
-                            decode_times=False, decode_timedelta=False)
-        result = _open_quietly(xr.open_zarr, store, group=group, consolidated=False, chunks=None)
+    stack = ExitStack()  # what was opened is closed, whichever opening fails
     try:
+        with NETCDF_LOCK:
+            source = stack.enter_context(closing(_open_quietly(open_source, target(), engine, group, chunks=None)))
+            raw = stack.enter_context(closing(_open_quietly(
+                open_source, target(), engine, group, chunks=None, mask_and_scale=False, decode_times=False,
+                decode_timedelta=False)))
+            result = stack.enter_context(closing(_open_quietly(xr.open_zarr, store, group=group,
+                                                               consolidated=False, chunks=None)))
         yield Sides(src, source, raw, result)
     finally:
         with NETCDF_LOCK:
-            source.close()
-            raw.close()
-            result.close()
+            stack.close()
 
 
 def check_structure(sides: Sides, plan: GroupPlan) -> None:
