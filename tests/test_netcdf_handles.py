@@ -201,3 +201,16 @@ def test_a_side_that_cannot_be_opened_lets_go_of_the_others(tmp_path):
             pass
     assert caught.value is not None  # the exception, its traceback and its frames still alive
     assert handles_open(src) == 0
+
+
+def test_no_engine_named_reads_a_local_file_through_the_shared_handle(tmp_path):
+    # open_source (and so verify.opened / verify_group) takes engine None, as xarray does: xarray's
+    # own choice for a netCDF file is netCDF-C, which then opened a handle of its own per dataset
+    src = _strings(tmp_path / "s.nc")
+    decoded, raw = open_source(str(src), None), open_source(src, None, mask_and_scale=False)
+    assert handles_open(src) == 1
+    assert list(decoded["names"].values) == ["a", "bé", "c"]
+    assert list(raw["chars"].values) == [b"ab", b"cd", b"ef"]
+    decoded.close()
+    raw.close()
+    assert handles_open(src) == 0

@@ -193,10 +193,15 @@ def open_netcdf4(path: str | os.PathLike[str], group: str | None = None, **kwarg
 
 def open_source(target: Any, engine: str | None, group: str | None = None, **kwargs: Any) -> Any:
     """``xarray.open_dataset`` of a netCDF source: a local file read by netCDF-C (engine
-    ``"netcdf4"``) through :func:`open_netcdf4`, anything else (a file object, h5netcdf,
-    scipy) as xarray opens it."""
-    if engine == "netcdf4" and isinstance(target, (str, os.PathLike)):
-        return open_netcdf4(target, group, **kwargs)
+    ``"netcdf4"``, or None where xarray would choose netCDF-C) through :func:`open_netcdf4`,
+    anything else (a file object, h5netcdf, scipy) as xarray opens it."""
     import xarray as xr
+
+    if isinstance(target, (str, os.PathLike)):
+        if engine is None and "netcdf4" in xr.backends.list_engines():
+            if xr.backends.NetCDF4BackendEntrypoint().guess_can_open(target):
+                engine = "netcdf4"  # xarray's own first choice for it
+        if engine == "netcdf4":
+            return open_netcdf4(target, group, **kwargs)
 
     return xr.open_dataset(target, group=group, engine=engine, **kwargs)
