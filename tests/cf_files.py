@@ -59,3 +59,23 @@ def write_variable(path: Path | str, fmt: str, data: np.ndarray, attrs: dict[str
         raw = Path(path).read_bytes()
         assert raw.count(PLACEHOLDER.encode()) == 1
         Path(path).write_bytes(raw.replace(PLACEHOLDER.encode(), b"_FillValue"))
+
+
+def write_strings(path: Path | str, *, group: bool = False) -> Path | str:
+    """A netCDF-4 file with a variable-length string variable ``names`` ("a", "bé", "c") and a
+    char array ``chars`` (b"ab", b"cd", b"ef"); with ``group``, a group ``g`` holding string
+    ``labels`` ("p", "q") too."""
+    import netCDF4
+
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.createDimension("x", 3)
+        nc.createDimension("n", 4)
+        v = nc.createVariable("names", str, ("x",))
+        v[:] = np.array(["a", "bé", "c"], dtype=object)
+        c = nc.createVariable("chars", "S1", ("x", "n"))
+        c[:] = netCDF4.stringtochar(np.array(["ab", "cd", "ef"], "S4"))
+        if group:
+            g = nc.createGroup("g")
+            g.createDimension("y", 2)
+            g.createVariable("labels", str, ("y",))[:] = np.array(["p", "q"], dtype=object)
+    return path

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from cf_files import write_variable
+from cf_files import write_strings, write_variable
 from numcodecs_ext.cli import main
 
 pytest.importorskip("xarray")
@@ -42,14 +42,7 @@ def _catalogue(tmp):
     (tmp / "full.zarr").mkdir()
     (tmp / "full.zarr" / "zarr.json").write_text("{}")
     (tmp / "afile").write_text("x")
-    strings = tmp / "strings.nc"
-    with netCDF4.Dataset(strings, "w") as nc:
-        nc.createDimension("x", 3)
-        nc.createDimension("n", 4)
-        v = nc.createVariable("names", str, ("x",))
-        v[:] = np.array(["a", "bé", "c"], dtype=object)
-        c = nc.createVariable("chars", "S1", ("x", "n"))
-        c[:] = netCDF4.stringtochar(np.array(["ab", "cd", "ef"], "S4"))
+    strings = write_strings(tmp / "strings.nc")
     compound = tmp / "compound.nc"
     with netCDF4.Dataset(compound, "w") as nc:
         nc.createDimension("x", 2)

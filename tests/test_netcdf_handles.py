@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from cf_files import write_variable
+from cf_files import write_strings, write_variable
 from numcodecs_ext.cf.handles import (NETCDF_LOCK, handles_open, open_netcdf4, open_source, shared_dataset,
                                       shared_file)
 
@@ -26,17 +26,7 @@ netCDF4 = pytest.importorskip("netCDF4")
 
 
 def _strings(path):
-    with netCDF4.Dataset(path, "w") as nc:
-        nc.createDimension("x", 3)
-        nc.createDimension("n", 4)
-        v = nc.createVariable("names", str, ("x",))
-        v[:] = np.array(["a", "bé", "c"], dtype=object)
-        c = nc.createVariable("chars", "S1", ("x", "n"))
-        c[:] = netCDF4.stringtochar(np.array(["ab", "cd", "ef"], "S4"))
-        g = nc.createGroup("g")
-        g.createDimension("y", 2)
-        g.createVariable("labels", str, ("y",))[:] = np.array(["p", "q"], dtype=object)
-    return path
+    return write_strings(path, group=True)
 
 
 def test_every_opening_shares_one_handle(tmp_path):

@@ -106,9 +106,7 @@ def open_netcdf(loc: Location, **kwargs: Any) -> Iterator[Any]:
                          "HDF5/netCDF-4), nor a zarr store (a directory, a .zip file or a URL)")
     handle = None
     if loc.is_local:
-        target: Any = loc.root
-        if kwargs.get("engine") is None and _have("netCDF4"):
-            kwargs["engine"] = "netcdf4"  # xarray's own choice, read through the shared handle
+        target: Any = loc.root  # open_source reads it through the shared handle where xarray picks netCDF-C
     else:
         kwargs.setdefault("engine", remote_engine(loc, kind))
         handle = open_remote(loc)
