@@ -1,4 +1,4 @@
-"""Build script: everything is declared in setup.cfg except the optional compiled kernels.
+"""Build script: everything is declared in pyproject.toml except the optional compiled kernels.
 
 ``numcodecs_ext.core._kernels`` (five C files, the limited C API only, no numpy headers) speeds up
 the scale_offset + cast_value loops, transpose's tiled copy, zfp's check of the values and its
