@@ -9,13 +9,68 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import common/codec_cases directly
 
+#: ``NUMCODECS_EXT_FULL=1`` (CI sets it) runs the long matrices too: the tests marked ``full``
+#: (SIGKILL at every point, S3 server faults, dask clusters, the whole netCDF corpus ...) and
+#: the long hypothesis runs. Without it the suite keeps a representative case of each and
+#: answers in minutes.
+FULL = os.environ.get("NUMCODECS_EXT_FULL", "").strip().lower() not in ("", "0", "false", "no")
+
 settings.register_profile(
-    "default", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
+    "default", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
-    "ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    "full", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
-settings.load_profile("ci" if os.environ.get("CI") else "default")
+settings.load_profile("full" if FULL else "default")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "full: a long matrix, run only with NUMCODECS_EXT_FULL=1 (CI sets it)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without the switch, the tests marked ``full`` are deselected (not skipped: nothing they
+    need is missing, and pytest's summary counts them as deselected)."""
+    if FULL:
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker("full") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _c_compiler() -> str | None:
+    """The C compiler this Python builds extensions with, where one is on the machine."""
+    import shutil
+    import sysconfig
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)
+
+
+def require_compiled():
+    """The compiled kernels module, whatever ``_native.ENABLED`` says at the moment.
+
+    Where a C compiler is present the install must have built them, so their absence fails the
+    test instead of skipping it (a skip would hide a broken build); without a compiler it skips.
+    """
+    from numcodecs_ext.core import _native
+
+    if _native._compiled is not None:
+        return _native._compiled
+    if _c_compiler():
+        pytest.fail(f"a C compiler is present ({_c_compiler()}) but the compiled kernels were not "
+                    f"built: {_native.status()}")
+    pytest.skip(f"no C compiler, so no compiled kernels: {_native.status()}")
+
+
+@pytest.fixture(scope="session")
+def compiled():
+    """The compiled kernels module (see :func:`require_compiled`)."""
+    return require_compiled()
 
 
 @pytest.fixture(scope="module", params=["compiled", "numpy"])
@@ -24,8 +79,8 @@ def kernels(request):
     (module-scoped, so that hypothesis tests can use it too)."""
     from numcodecs_ext.core import _native
 
-    if request.param == "compiled" and _native._compiled is None:
-        pytest.skip(f"compiled kernels not built: {_native.status()}")
+    if request.param == "compiled":
+        require_compiled()
     saved = _native.ENABLED
     _native.ENABLED = request.param == "compiled"
     yield request.param

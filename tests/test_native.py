@@ -29,8 +29,7 @@ from numcodecs_ext.core.cast_value import (
     numeric_info,
 )
 
-pytestmark = pytest.mark.skipif(_native._compiled is None,
-                                reason=f"compiled kernels not built: {_native.status()}")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 INT_TARGETS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 MODES = [None, *OUT_OF_RANGE_MODES]

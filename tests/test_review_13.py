@@ -13,7 +13,7 @@ from numcodecs_ext.codecs.zfp import Zfp
 from numcodecs_ext.core import _native
 from numcodecs_ext.core import zfp as zfp_core
 
-needs_kernels = pytest.mark.skipif(_native._compiled is None, reason="compiled kernels not built")
+needs_kernels = pytest.mark.usefixtures("compiled")
 
 
 @needs_kernels

@@ -11,7 +11,7 @@ import pytest
 from numcodecs_ext.core import _libzfp, _native, _zfpsession
 from numcodecs_ext.core.zfp import compress, decompress
 
-pytestmark = pytest.mark.skipif(_native._compiled is None, reason="compiled kernels not built")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 MODES = [
     ("reversible", {}),
