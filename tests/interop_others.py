@@ -1153,7 +1153,9 @@ class ZarritaJs(Impl):
         self._server = None
 
     def version(self) -> str:
-        return f"{self.versions['zarrita']} (node {self.versions['node']})"
+        # node's major version only: it decides what zarrita.js can read (float16 needs
+        # Float16Array), and the docs' matrix need not change with each node patch release
+        return f"{self.versions['zarrita']} (node {self.versions['node'].split('.')[0]})"
 
     def family_version(self) -> str:
         return self.versions["zarrita"]

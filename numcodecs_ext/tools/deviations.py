@@ -158,8 +158,8 @@ DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
          "the stored -27315 reads as -6.1e-06 instead of 0)",
          "The arithmetic semantics of the input array's data type are used: the scale and offset "
          "are values of that data type.",
-         "store float32 data with a scale that is a power of two and an offset that float32 holds "
-         "exactly, or with one of the two left at its default; or scale float64 data"),
+         "set only one of scale and offset, to a value float32 holds (scale 100 alone is exact, "
+         "scale 0.1 is not), or store float64 data"),
     _dev("zarrita-fill-not-scaled", "zarrita.js", "0", "0.7.5", "cast_value", "read partial",
          "the fill value reaches a cast_value without passing through the scale_offset before it, "
          "so the array cannot be opened where the unscaled fill does not fit the cast's type (the "
