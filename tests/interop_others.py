@@ -41,6 +41,7 @@ import json
 import math
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -1093,6 +1094,7 @@ class ImageCodecs(Impl):
 # --- zarrita.js, through node -----------------------------------------------------------------
 
 ZARRITA_SCRIPT = ROOT / "tests" / "interop_zarrita.mjs"
+ZARRITA_TIMEOUT = 300  # seconds for one read (each takes milliseconds)
 
 
 class ZarritaError(RuntimeError):
@@ -1139,6 +1141,12 @@ class ZarritaJs(Impl):
                 stderr=subprocess.PIPE, text=True, env={**os.environ, "ZARRITA_DIR": self.dir})
         self._server.stdin.write(json.dumps(request) + "\n")
         self._server.stdin.flush()
+        # one line per request, so nothing waits in the reader's buffer: select sees the answer
+        if not select.select([self._server.stdout], [], [], ZARRITA_TIMEOUT)[0]:
+            server, self._server = self._server, None
+            server.kill()
+            server.communicate()
+            raise RuntimeError(f"zarrita.js gave no answer in {ZARRITA_TIMEOUT} s: {request['store']}")
         line = self._server.stdout.readline()
         if not line:  # it died: say why
             server, self._server = self._server, None

@@ -16,6 +16,7 @@ runs this file where numcodecs_ext is not installed.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,8 +49,6 @@ def refused_by_zarrita(pattern: str) -> Iterator[None]:
 def builtins_read(store: Path) -> np.ndarray | None:
     """The store as zarr-python's built-in codecs read it (None where zarr < 3.2 has no
     scale_offset or cast_value: the pin then rests on zarrita.js's side alone)."""
-    import importlib.util
-
     need("zarr")
     if importlib.util.find_spec("zarr.codecs.scale_offset") is None \
             or importlib.util.find_spec("cast_value_rs") is None:
@@ -104,6 +103,28 @@ def test_zarrita_fill_value_skips_scale_offset(zarrita: io.ZarritaJs, tmp_path: 
     theirs = builtins_read(store)
     if theirs is not None:
         assert theirs.tolist() == [1000, 1255, 1000, 1000]
+    # in shards too: zarrita.js gives the inner codecs the array's fill value, unscaled as well
+    # (one shard of two inner chunks, the second all fill; an index without checksum, by hand)
+    meta = case.metadata() | {"shape": [8], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}}}
+    meta["codecs"] = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4], "codecs": case.codecs(), "index_codecs": [io.BYTES], "index_location": "end"}}]
+    index = np.array([[0, 4], [2**64 - 1, 2**64 - 1]], "<u8").tobytes()
+    (tmp_path / "b.zarr" / "c").mkdir(parents=True)
+    (tmp_path / "b.zarr" / "zarr.json").write_text(json.dumps(meta))
+    (tmp_path / "b.zarr" / "c" / "0").write_bytes(bytes([0, 1, 2, 3]) + index)
+    with refused_by_zarrita(r"Value 1000 out of range \[0, 255\]"):
+        zarrita.read(tmp_path / "b.zarr", case, None)
+    # zarr 3.4.2's built-ins cannot open this one at all (its sharding codec checks the inner
+    # codecs with the fill value 0, which scale_offset cannot encode in uint16); numcodecs_ext can
+    if importlib.util.find_spec("numcodecs_ext") is not None:
+        import zarr
+        from zarr.registry import fully_qualified_name
+
+        ours = importlib.import_module("numcodecs_ext.zarr3")
+        chosen = {**zarr.config.get("codecs", {}), "scale_offset": fully_qualified_name(ours.ScaleOffset),
+                  "cast_value": fully_qualified_name(ours.CastValue)}
+        with zarr.config.set({"codecs": chosen}):
+            assert zarr.open_array(str(tmp_path / "b.zarr"), mode="r")[...].tolist() == [1000, 1001, 1002, 1003] + [1000] * 4
     listed("zarrita-fill-not-scaled", zarrita)
 
 
@@ -234,6 +255,8 @@ def test_rule_scale_offset_float(dtype: str, config: dict, found: bool) -> None:
 def test_rule_fill_value_through_scale_offset(fill: object, codecs: list, found: bool) -> None:
     meta = _meta([*codecs, io.BYTES], "uint16", fill)
     assert ("zarrita-fill-not-scaled" in _zarrita_ids(meta)) == found
+    shard = {"name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": [*codecs, io.BYTES]}}
+    assert ("zarrita-fill-not-scaled" in _zarrita_ids(_meta([shard], "uint16", fill))) == found
 
 
 def test_rules_transpose_rounding_and_shard_index() -> None:

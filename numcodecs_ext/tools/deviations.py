@@ -365,9 +365,8 @@ def _zarrita_fill(metadata: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]
         return
     for where, name, config, dtype, _ in _chain(metadata.get("codecs"), _dtype_name(metadata.get("data_type")),
                                                None, "codecs"):
-        if "sharding_indexed >" in where:
-            return
-        if name == "scale_offset":
+        if name == "scale_offset":  # a shard's inner codecs get the array's fill value too
+
             offset, scale = _number(config.get("offset", 0)), _number(config.get("scale", 1))
             if offset is None or scale is None:
                 return
