@@ -39,9 +39,13 @@ import contextlib
 import importlib.util
 import json
 import math
+import os
 import re
+import select
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import zlib
@@ -108,11 +112,14 @@ class Case:
                 "fill_value": self.fill, "codecs": self.codecs(), "attributes": {}}
 
     def uses(self) -> set[str]:
-        """The codecs (rows) and the data type this case needs, as support is keyed."""
-        names = {c["name"] for c in [*self.filters, self.serializer, *self.compressors]}
+        """The codecs (rows) and the data types this case needs, as support is keyed (a
+        cast_value's target type too: a reader without float16 cannot decode one to float32)."""
+        chain = [*self.filters, self.serializer, *self.compressors]
+        names = {c["name"] for c in chain}
         if self.inner is not None:
             names.add("sharding_indexed")
-        return (names - {"bytes"}) | {f"dtype:{self.dtype}"}
+        casts = {f"dtype:{c['configuration']['data_type']}" for c in chain if c["name"] == "cast_value"}
+        return (names - {"bytes"}) | {f"dtype:{self.dtype}"} | casts
 
     def selection(self) -> tuple[slice, ...]:
         """A box from a third of each dimension to its end: it crosses chunk borders and ends
@@ -214,6 +221,9 @@ def _transpose_cases() -> list[Case]:
         Case("transpose-complex128-2d", "transpose", "complex128", (6, 5), (4, 4), [1.0, -2.0],
              lambda rng: (rng.normal(size=(6, 5)) + 1j * rng.normal(size=(6, 5))),
              filters=(_c("transpose", order=[1, 0]),)),
+        Case("transpose-twice-int32-3d", "transpose", "int32", s3, (2, 4, 3), 0,
+             _ints("int32", -10**6, 10**6, s3),
+             filters=(_c("transpose", order=[1, 0, 2]), _c("transpose", order=[0, 2, 1]))),
         Case("transpose-float32-sharded", "transpose", "float32", (10, 12), (8, 8), -1.5,
              _with_fill_box(_floats("float32", (10, 12)), -1.5, (slice(0, 4), slice(4, 8))),
              filters=(_c("transpose", order=[1, 0]),), inner=(4, 4)),
@@ -590,6 +600,7 @@ class Impl:
 
     name = ""
     family = ""  # for deviations.py: "zarrs", "zarr-python", ...
+    writes = True  # False: tested as a reader only (its write cells are "unsupported")
 
     def version(self) -> str:
         raise NotImplementedError
@@ -612,6 +623,9 @@ class Impl:
 
     def write(self, path: Path, case: Case, data: np.ndarray) -> None:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop what it started (zarrita.js: its node process)."""
 
 
 def _pkg_version(name: str) -> str:
@@ -1077,19 +1091,120 @@ class ImageCodecs(Impl):
         Path(f"{path}.notes").write_text("".join(notes))  # beside the store, not in it
 
 
-def other_impls() -> list[Impl]:
-    """Every other implementation importable here (the others' environment)."""
+# --- zarrita.js, through node -----------------------------------------------------------------
+
+ZARRITA_SCRIPT = ROOT / "tests" / "interop_zarrita.mjs"
+ZARRITA_TIMEOUT = 300  # seconds for one read (each takes milliseconds)
+
+
+class ZarritaError(RuntimeError):
+    """zarrita.js refused or failed to read a store (its error and causes, in its words)."""
+
+
+class ZarritaJs(Impl):
+    """zarrita.js (JavaScript), as a reader: ``tests/interop_zarrita.mjs`` under node reads the
+    store and hands back the raw values. ``ZARRITA_DIR`` names the folder where the npm packages
+    pinned in ``.ci/interop-zarrita/`` were installed; zarrita.js writes too, but only its reading
+    (what browser viewers do) is tested here."""
+
+    name = "zarrita.js"
+    family = "zarrita.js"
+    writes = False
+
+    def __init__(self) -> None:
+        self.node = shutil.which("node")
+        self.dir = os.environ.get("ZARRITA_DIR", "")
+        if self.node is None:
+            raise ImportError("node is not on PATH")
+        if not self.dir:
+            raise ImportError("ZARRITA_DIR is not set: run npm ci in a copy of .ci/interop-zarrita/ "
+                              "and set ZARRITA_DIR to that folder")
+        if not (Path(self.dir) / "node_modules" / "zarrita").is_dir():
+            raise ImportError(f"ZARRITA_DIR={self.dir} holds no node_modules/zarrita: run npm ci there "
+                              "(with .ci/interop-zarrita/'s package files)")
+        self.versions = json.loads(self._node("version").stdout)
+        self._server: subprocess.Popen | None = None
+
+    def _node(self, *args: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run([self.node, str(ZARRITA_SCRIPT), *args], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "ZARRITA_DIR": self.dir})
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            raise RuntimeError(f"{ZARRITA_SCRIPT.name} {args[0]} exited with {proc.returncode}: {tail}")
+        return proc
+
+    def _ask(self, request: dict) -> dict:
+        """One read by the script's ``serve`` process (started once: node starts slowly)."""
+        if self._server is None or self._server.poll() is not None:
+            self._server = subprocess.Popen(
+                [self.node, str(ZARRITA_SCRIPT), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env={**os.environ, "ZARRITA_DIR": self.dir})
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        # one line per request, so nothing waits in the reader's buffer: select sees the answer
+        if not select.select([self._server.stdout], [], [], ZARRITA_TIMEOUT)[0]:
+            server, self._server = self._server, None
+            server.kill()
+            server.communicate()
+            raise RuntimeError(f"zarrita.js gave no answer in {ZARRITA_TIMEOUT} s: {request['store']}")
+        line = self._server.stdout.readline()
+        if not line:  # it died: say why
+            server, self._server = self._server, None
+            _, err = server.communicate(timeout=60)
+            tail = (err.strip().splitlines() or ["no message"])[-1]
+            raise RuntimeError(f"{ZARRITA_SCRIPT.name} serve exited with {server.returncode}: {tail}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.communicate(timeout=60)  # closes its input: it ends; closes the pipes
+        self._server = None
+
+    def version(self) -> str:
+        # node's major version only: it decides what zarrita.js can read (float16 needs
+        # Float16Array), and the docs' matrix need not change with each node patch release
+        return f"{self.versions['zarrita']} (node {self.versions['node'].split('.')[0]})"
+
+    def family_version(self) -> str:
+        return self.versions["zarrita"]
+
+    def read(self, path: Path, case: Case, sel: tuple[slice, ...] | None) -> np.ndarray:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "values"
+            box = None if sel is None else [[s.start, s.stop] for s in sel]
+            answer = self._ask({"store": str(path), "out": str(out), "selection": box})
+            if "error" in answer:
+                raise ZarritaError(" <- ".join(answer["error"]))
+            dtype = np_dtype(answer["data_type"])
+            shape = tuple(answer["shape"])
+            raw = np.frombuffer(out.read_bytes(), dtype)
+        strides = tuple(s * dtype.itemsize for s in answer["stride"])
+        if raw.size != math.prod(shape):
+            raise RuntimeError(f"zarrita.js returned {raw.size} values for shape {list(shape)}")
+        if dtype.kind == "b" and not np.isin(raw.view(np.uint8), (0, 1)).all():
+            raise RuntimeError("zarrita.js returned booleans other than 0 and 1")
+        return np.lib.stride_tricks.as_strided(raw, shape, strides).copy()
+
+    def write(self, path: Path, case: Case, data: np.ndarray) -> None:
+        raise NotImplementedError("zarrita.js is tested as a reader only")
+
+
+def other_impls() -> tuple[list[Impl], list[str]]:
+    """Every other implementation available here (the others' environment), and what is missing."""
     out: list[Impl] = []
+    missing = []
     for module, make in (("zarr", ZarrPython), ("zarrs", ZarrsPython), ("zarrista", Zarrista),
-                         ("tensorstore", TensorStore), ("imagecodecs", ImageCodecs)):
-        if importlib.util.find_spec(module) is None:
-            print(f"({module} is not installed: not tested)")
+                         ("tensorstore", TensorStore), ("imagecodecs", ImageCodecs), (None, ZarritaJs)):
+        if module is not None and importlib.util.find_spec(module) is None:
+            missing.append(f"{module} is not installed")
             continue
         try:
             out.append(make())
         except ImportError as exc:
-            print(f"({module}: {exc}: not tested)")
-    return out
+            missing.append(f"{module or make.name}: {exc}")
+    for why in missing:
+        print(f"({why}: not tested)")
+    return out, missing
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1212,7 +1327,8 @@ def _probe_support(impl: Impl, ours_dir: Path, results: Results) -> dict[str, di
         scratch = Path(results.scratch) / impl.name / f"probe-{case.name}.zarr"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.parent.mkdir(parents=True, exist_ok=True)
-        _, write_exc = _attempt(lambda: impl.write(scratch, case, data))
+        write_exc = _attempt(lambda: impl.write(scratch, case, data))[1] if impl.writes else \
+            NotImplementedError("tested as a reader only")
         support[key] = {d: "supported" if e is None else f"unsupported: {_first_line(e)}"
                         for d, e in (("read", read_exc), ("write", write_exc))}
     support["bytes"] = {"read": "supported", "write": "supported"}
@@ -1227,7 +1343,12 @@ def others(ours_dir: Path, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results = Results("others")
     results.scratch = str(out / "scratch")
-    for impl in other_impls():
+    impls, missing = other_impls()
+    if missing and os.environ.get("NUMCODECS_EXT_REQUIRE_OTHERS"):
+        print("NUMCODECS_EXT_REQUIRE_OTHERS is set, and not every implementation is here: "
+              + "; ".join(missing))
+        return 1
+    for impl in impls:
         started = time.perf_counter()
         results.versions[impl.name] = impl.label()
         results.families[impl.name] = impl.families()
@@ -1247,6 +1368,9 @@ def others(ours_dir: Path, out: Path) -> int:
                        for n, s in support.items()}
                 if not ok:
                     results.add(impl, case, direction, "unsupported", why)
+                    continue
+                if direction == "write" and not impl.writes:
+                    results.add(impl, case, direction, "unsupported", "tested as a reader only")
                     continue
                 if direction in ("read", "partial"):
                     sel = case.selection() if direction == "partial" else None
@@ -1275,6 +1399,7 @@ def others(ours_dir: Path, out: Path) -> int:
                     if back is not None:
                         save(out / "stores" / impl.name / f"{case.name}.readback.npy", back)
                     # the verdict on writes is given by ours-read (ours reads it, bytes compared)
+        impl.close()
         print(f"    ({impl.name}: {time.perf_counter() - started:.1f} s)")
     shutil.rmtree(out / "scratch", ignore_errors=True)
     results.save(out / "results.json")

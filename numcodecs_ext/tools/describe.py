@@ -25,6 +25,14 @@ _ZARRS = {"blosc", "bytes", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-
           "numcodecs.adler32", "numcodecs.fletcher32", "numcodecs.crc32c", "zarrs.gdeflate",
           "zarrs.vlen", "zarrs.vlen_v2"}
 
+# codecs zarrita.js 0.7.5 (JavaScript, browser viewers) reads, from its codec registry; the interop
+# matrix measures the ones we write (docs/interop.md). Not packbits, reshape nor zfp.
+_ZARRITA = {"blosc", "lz4", "zstd", "gzip", "zlib", "transpose", "bytes", "crc32c", "vlen-utf8", "json2",
+            "bitround", "cast_value", "scale_offset", "sharding_indexed",
+            "numcodecs.blosc", "numcodecs.lz4", "numcodecs.zstd", "numcodecs.gzip", "numcodecs.zlib",
+            "numcodecs.vlen-utf8", "numcodecs.shuffle", "numcodecs.delta", "numcodecs.bitround",
+            "numcodecs.json2"}
+
 
 def _zarr_version() -> tuple[int, int]:
     import zarr
@@ -46,7 +54,7 @@ def zarr_implementation(name: str) -> str | None:
 
 def readers(name: str, *, integer_data: bool = False) -> list[str]:
     """Who reads the v3 codec ``name``: numcodecs_ext, zarr-python (built in, or through its
-    numcodecs adapter), zarrs."""
+    numcodecs adapter), zarrs, zarrita.js."""
     from .._registry import ZARR
 
     out = []
@@ -63,6 +71,8 @@ def readers(name: str, *, integer_data: bool = False) -> list[str]:
         out.append("zarrs")
     elif name in {"zfp", "zarrs.zfp", "numcodecs.zfpy"}:
         out.append("zarrs (Rust builds with its zfp feature; not zarrs-python or zarrista)")
+    if name in _ZARRITA:
+        out.append("zarrita.js")
     return out
 
 

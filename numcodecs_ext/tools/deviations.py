@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,14 +34,15 @@ __all__ = ["DEVIATIONS", "Deviation", "Finding", "affects", "find_deviations", "
 
 _ZARRS = "zarrs <= 0.23 (zarrs-python <= 0.2.3, zarrista <= 0.1.0)"
 _ZARR_PY = "zarr-python 3.2-3.4.2"
+_ZARRITA = "zarrita.js <= 0.7.5"
 
 
 @dataclass(frozen=True)
 class Deviation:
     """One known way an implementation departs from a codec spec.
 
-    ``implementation`` is ``"zarrs"`` (the Rust crate, whichever binding: zarrs-python, zarrista)
-    or ``"zarr-python"``; ``versions`` is the affected range as ``(first, last)`` version tuples,
+    ``implementation`` is ``"zarrs"`` (the Rust crate, whichever binding: zarrs-python, zarrista),
+    ``"zarr-python"`` or ``"zarrita.js"`` (JavaScript, the reader of browser viewers); ``versions`` is the affected range as ``(first, last)`` version tuples,
     ``last`` being the newest version checked (a newer version is not assumed to be affected).
     ``directions``: what it breaks, among ``"read"`` (a whole-array read), ``"partial"`` (a read
     of part of an array) and ``"write"``.
@@ -64,7 +66,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 def _dev(id: str, implementation: str, first: str, last: str, codec: str, directions: str,  # noqa: A002
          effect: str, spec: str, advice: str, *, who: str = "", parser: bool = False) -> Deviation:
-    who = who or (_ZARRS if implementation == "zarrs" else _ZARR_PY)
+    who = who or {"zarrs": _ZARRS, "zarrita.js": _ZARRITA}.get(implementation, _ZARR_PY)
     return Deviation(id, implementation, (_version(first), _version(last)), who, codec,
                      frozenset(directions.split()), effect, spec, advice, parser)
 
@@ -149,6 +151,44 @@ DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
          "writers: give every codec an object",
          who="zarr-python 3.1.6-3.4.2, with or without numcodecs_ext (the metadata parser is "
              "zarr's), and zarrs-python <= 0.2.3", parser=True),
+    _dev("zarrita-scale-offset-float64", "zarrita.js", "0", "0.7.5", "scale_offset", "read partial",
+         "float32 (and float16) data is decoded in float64 arithmetic, with scale and offset taken as "
+         "float64, and rounded once at the end: many values differ from the spec's by one unit in the "
+         "last place, and more where a value and the offset nearly cancel (offset 273.15, scale 100: "
+         "the stored -27315 reads as -6.1e-06 instead of 0)",
+         "The arithmetic semantics of the input array's data type are used: the scale and offset "
+         "are values of that data type.",
+         "set only one of scale and offset, to a value float32 holds (scale 100 alone is exact, "
+         "scale 0.1 is not), or store float64 data"),
+    _dev("zarrita-fill-not-scaled", "zarrita.js", "0", "0.7.5", "cast_value", "read partial",
+         "the fill value reaches a cast_value without passing through the scale_offset before it, "
+         "so the array cannot be opened where the unscaled fill does not fit the cast's type (the "
+         "spec's uint16 example: 'Value 1000 out of range [0, 255]')",
+         "The fill value of the encoded representation is the array's fill value passed through "
+         "each codec's encoding in turn (each codec resolves the metadata its successor sees).",
+         "give that cast_value a scalar_map encode entry from the unscaled fill to the scaled "
+         "one (the spec's example: [1000, 0]; other readers never meet it), or choose a fill "
+         "value that fits the cast's type before scaling too"),
+    _dev("zarrita-second-transpose", "zarrita.js", "0", "0.7.5", "transpose", "read partial",
+         "only the first transpose of a chain is applied to the output: with two transposes the "
+         "values come back in another order (a transpose of transposed chunks reads as if the "
+         "second were not there)",
+         "Codecs are applied in the order given; each transpose permutes the dimensions of the "
+         "chunk representation it receives.",
+         "combine the transposes into one (the permutations compose): order[i] = first[second[i]]"),
+    _dev("zarrita-float-cast-rounding", "zarrita.js", "0", "0.7.5", "cast_value", "read partial",
+         'a float -> float cast_value whose rounding is not "nearest-even" is refused when the '
+         "array is opened ('cast_value float -> float only supports \"nearest-even\" rounding'), "
+         "although reading (the widening direction) never rounds",
+         "rounding: the rounding mode used when casting from a floating-point to a lower-precision "
+         "floating-point or integer data type (one of the five modes).",
+         'leave rounding at "nearest-even" for float -> float casts'),
+    _dev("zarrita-shard-index-start", "zarrita.js", "0", "0.7.5", "sharding_indexed", "read partial",
+         'shards whose index is at the start (index_location "start") are read as if it were at '
+         "the end: the array does not open ('The value of \"size\" is out of range')",
+         'index_location: Specifies whether the shard index is located at the beginning ("start") '
+         'or end ("end") of the file.',
+         'write shards with index_location "end" (the default)'),
 )}
 
 
@@ -280,6 +320,81 @@ def _zarrs_accepts_reshape(entries: list[Any]) -> bool:
     return True
 
 
+def _float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
+def _exact(value: Any, dtype: str) -> bool:
+    """Whether the JSON number ``value`` is a value of ``dtype`` (float16, float32) as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False  # "NaN", hex, ...: not a plain number
+    try:
+        return struct.unpack("<e" if dtype == "float16" else "<f",
+                             struct.pack("<e" if dtype == "float16" else "<f", value))[0] == value
+    except (OverflowError, struct.error):
+        return False
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _int_range(dtype: str) -> tuple[int, int] | None:
+    n = _bits(dtype)
+    if n is None or not dtype.startswith(("int", "uint")):
+        return None
+    return (-(2 ** (n - 1)), 2 ** (n - 1) - 1) if _signed_int(dtype) else (0, 2 ** n - 1)
+
+
+def _mapped(value: float, smap: Any) -> float:
+    """``value`` through a cast_value's scalar_map encode entries (plain numbers only)."""
+    for pair in (smap.get("encode") or []) if isinstance(smap, Mapping) else []:
+        if isinstance(pair, list) and len(pair) == 2 and _number(pair[0]) == value:
+            target = _number(pair[1])
+            return value if target is None else target
+    return value
+
+
+def _zarrita_fill(metadata: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """zarrita.js <= 0.7.5 passes the fill value through cast_value but not scale_offset: where
+    the unscaled fill then fails a cast that the scaled one passes, the array does not open."""
+    spec = theirs = _number(metadata.get("fill_value"))
+    if spec is None:
+        return
+    for where, name, config, dtype, _ in _chain(metadata.get("codecs"), _dtype_name(metadata.get("data_type")),
+                                               None, "codecs"):
+        if name == "scale_offset":  # a shard's inner codecs get the array's fill value too
+
+            offset, scale = _number(config.get("offset", 0)), _number(config.get("scale", 1))
+            if offset is None or scale is None:
+                return
+            spec = (spec - offset) * scale
+        elif name == "cast_value":
+            spec, theirs = _mapped(spec, config.get("scalar_map")), _mapped(theirs, config.get("scalar_map"))
+            bounds = _int_range(_dtype_name(config.get("data_type")))
+            if bounds is None or config.get("out_of_range") in ("clamp", "wrap"):
+                continue
+            fits = [bounds[0] <= round(v) <= bounds[1] for v in (spec, theirs)]
+            if fits == [True, False]:
+                yield ("zarrita-fill-not-scaled", where,
+                       f"fill value {metadata.get('fill_value')} (reaching this cast_value as {theirs:g} "
+                       f"instead of {spec:g})")
+                return
+
+
+def _transposes(codecs: Any, where: str) -> Iterator[tuple[str, str, str]]:
+    """zarrita.js <= 0.7.5 applies the first transpose of a chain only."""
+    found = [i for i, c in enumerate(codecs if isinstance(codecs, list) else [])
+             if isinstance(c, Mapping) and c.get("name") == "transpose"]
+    if len(found) > 1:
+        yield "zarrita-second-transpose", f"{where}[{found[1]}] transpose", f"{len(found)} transposes in one chain"
+    for i, c in enumerate(codecs if isinstance(codecs, list) else []):
+        if isinstance(c, Mapping) and c.get("name") == "sharding_indexed" and isinstance(c.get("configuration"), Mapping):
+            yield from _transposes(c["configuration"].get("codecs"), f"{where}[{i}] sharding_indexed > codecs")
+
+
 def _hex(value: Any) -> bool:
     return isinstance(value, str) and value.lower().startswith(("0x", "-0x"))
 
@@ -324,6 +439,17 @@ def _check(name: str, config: Mapping[str, Any], dtype: str, ndim: int | None,
                 yield "cast-value-hex-scalar-map", f"cast_value scalar_map entry {hexes[0]!r}"
     elif name == "numcodecs.bitround" and _integer(dtype):
         yield "numcodecs-bitround-integers", f"numcodecs.bitround on {dtype} data"
+    if name == "scale_offset" and dtype in ("float16", "float32"):
+        scale, offset = config.get("scale", 1), config.get("offset", 0)
+        if not (_exact(scale, dtype) and _exact(offset, dtype)) or (scale != 1 and offset != 0):
+            yield "zarrita-scale-offset-float64", f"scale_offset on {dtype} (offset={offset}, scale={scale})"
+    elif name == "cast_value":
+        target = _dtype_name(config.get("data_type"))
+        rounding = config.get("rounding", "nearest-even")
+        if _float(dtype) and _float(target) and rounding != "nearest-even":
+            yield "zarrita-float-cast-rounding", f"cast_value {dtype} -> {target} rounding {rounding!r}"
+    elif name == "sharding_indexed" and config.get("index_location") == "start":
+        yield "zarrita-shard-index-start", 'sharding_indexed index_location "start"'
 
 
 def _metadata_chain(metadata: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any], str,
@@ -358,6 +484,8 @@ def find_deviations(metadata: Mapping[str, Any]) -> list[Finding]:
         ndim = len(chunk) if chunk is not None else None
         for dev_id, detail in _check(name, config, dtype, ndim, array_ndim):
             out.append(Finding(DEVIATIONS[dev_id], where, detail))
+    for dev_id, where, detail in [*_zarrita_fill(metadata), *_transposes(metadata.get("codecs"), "codecs")]:
+        out.append(Finding(DEVIATIONS[dev_id], where, detail))
     return out
 
 
