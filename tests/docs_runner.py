@@ -96,7 +96,8 @@ def heading_anchors(path: Path) -> set[str]:
             fence = None if fence else m.group("fence")
             continue
         if fence is None and (h := re.match(r"^#{1,6} +(.+?) *#*$", line)):
-            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", h.group(1)).replace("`", "").strip().lower()
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", h.group(1))  # a link: its text
+            title = title.replace("`", "").strip().lower()
             anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
     return anchors
 

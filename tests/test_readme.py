@@ -31,12 +31,13 @@ def test_readme_has_examples_of_every_kind() -> None:
     langs = [b.lang for b in BLOCKS]
     assert langs.count("python") >= 6 and langs.count("bash") >= 7
     code = "\n".join(b.code for b in BLOCKS if b.lang == "python")
-    for codec in ("ScaleOffset(", "CastValue(", "Transpose(", "Zfp(", "BitRound(", "PackBits(", "Reshape("):
+    for codec in ("ScaleOffset(", "CastValue(", "Transpose(", "Zfp(", "BitRound(", "PackBits(",
+                  "Reshape("):
         assert codec in code, codec
 
 
 def test_readme_is_a_front_page() -> None:
-    """At most about 400 lines, and every link into docs/ leads to a page (and heading) that exists."""
+    """At most about 400 lines; every link into docs/ leads to a page (and heading) that exists."""
     text = README.read_text()
     assert len(text.splitlines()) <= 400
     targets = re.findall(r"\]\((docs/[^)#]+\.md)(?:#([^)]+))?\)", text)
@@ -55,7 +56,8 @@ def test_readme_runs_in_order(tmp_path, capsys) -> None:
     assert run.prints >= 2 * 3  # every checked print, twice
     ran = " ".join(run.ran)
     for command in ("numcodecs-ext convert", "numcodecs-ext migrate", "numcodecs-ext inspect", "numcodecs-ext info",
-                    "numcodecs-ext normalize", "numcodecs-ext suggest", "numcodecs-ext --version", "`numcodecs-ext` -> 0", "-> 2"):
+                    "numcodecs-ext normalize", "numcodecs-ext suggest", "numcodecs-ext --version",
+                    "`numcodecs-ext` -> 0", "-> 2"):
         assert command in ran, command
 
 
