@@ -1,7 +1,7 @@
-"""Sphinx configuration: ``pip install ".[docs]"`` then ``sphinx-build -W -b html docs docs/_build/html``.
+"""Sphinx configuration: ``pip install -e ".[test,docs]"`` then ``sphinx-build -W -b html docs docs/_build/html``.
 
-Pages are Markdown (MyST); most include sections of the README, so the two cannot disagree. Every
-Python example runs: the README's and these pages' in ``tests/test_readme.py`` and
+Pages are Markdown (MyST) and hold the whole documentation; the README is a front page that links
+to them. Every Python example runs: the README's and these pages' in ``tests/test_readme.py`` and
 ``tests/test_docs.py``, the API's docstring examples under ``pytest --doctest-modules``.
 """
 
@@ -24,10 +24,6 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
-# README fragments link to README headings (#compiled-kernels-optional ...) that live on another
-# page here; those links are kept for GitHub readers and are not errors of the site.
-# README sections keep their ### subsections under a page's # title: rendered one level down.
-suppress_warnings = ["myst.xref_missing", "myst.header"]
 
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": True}

@@ -1,6 +1,6 @@
 """Run a Markdown document's examples as a reader would: every block, in order, in one folder.
 
-The conventions (also in README.md, "Documentation that runs"):
+The conventions (also in docs/contributing.md, "Documentation that runs"):
 
 * ``python`` blocks run as they are, each twice (a reader runs an example again in the same
   folder). A ``print(...)`` whose line ends in a comment must print exactly that comment
@@ -84,6 +84,22 @@ def blocks(path: Path, source: str) -> list[Block]:
             marker = (mm.group(1), mm.group(2))
         out.append(Block(source, start + 1, lang, "\n".join(body) + "\n", marker))
     return out
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """The anchors of a Markdown file's headings, as GitHub and MyST (``myst_heading_anchors``)
+    make them: lower case, punctuation dropped, spaces as hyphens."""
+    anchors, fence = set(), None
+    for line in path.read_text().splitlines():
+        m = _FENCE.match(line)
+        if m and (fence is None or m.group("fence").startswith(fence)):
+            fence = None if fence else m.group("fence")
+            continue
+        if fence is None and (h := re.match(r"^#{1,6} +(.+?) *#*$", line)):
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", h.group(1))  # a link: its text
+            title = title.replace("`", "").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
 
 
 # -- shell --------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import numcodecs_ext  # noqa: F401 - registered before a test saves zarr's config to restore it
-from docs_runner import blocks, commands, output_matches, run_document
+from docs_runner import blocks, commands, heading_anchors, output_matches, run_document
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = blocks(README, "README.md")
@@ -20,24 +20,44 @@ SKIPPED = [
     ('pip install ".[zfp]"', "installing"),
     ('pip install -e ".[test]"', "installing"),
     ("python -m pytest", "the test suite itself"),
-    ('pip install ".[docs]"', "installing"),
+    ('pip install -e ".[test,docs]"', "installing"),
     ("sphinx-build -W -b html docs docs/_build/html", "the documentation build"),
 ]
 
 
 def test_readme_has_examples_of_every_kind() -> None:
+    """The front page: an example per codec family and per tool (the rest is in docs/, whose
+    pages test_docs.py runs)."""
     langs = [b.lang for b in BLOCKS]
-    assert langs.count("python") >= 10 and langs.count("bash") >= 6
+    assert langs.count("python") >= 6 and langs.count("bash") >= 7
+    code = "\n".join(b.code for b in BLOCKS if b.lang == "python")
+    for codec in ("ScaleOffset(", "CastValue(", "Transpose(", "Zfp(", "BitRound(", "PackBits(",
+                  "Reshape("):
+        assert codec in code, codec
+
+
+def test_readme_is_a_front_page() -> None:
+    """At most about 400 lines; every link into docs/ leads to a page (and heading) that exists."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 400
+    targets = re.findall(r"\]\((docs/[^)#]+\.md)(?:#([^)]+))?\)", text)
+    assert len({page for page, _ in targets}) >= 12, targets
+    for page, anchor in targets:
+        path = README.parent / page
+        assert path.is_file(), page
+        if anchor:
+            assert anchor in heading_anchors(path), f"{page}#{anchor}"
 
 
 def test_readme_runs_in_order(tmp_path, capsys) -> None:
     run = run_document(BLOCKS, tmp_path)
     skipped = [(what.split(": ", 1)[1], why.split(":")[0]) for what, why in run.skipped]
     assert skipped == SKIPPED, run.skipped
-    assert run.prints >= 2 * 10  # every checked print, twice
+    assert run.prints >= 2 * 3  # every checked print, twice
     ran = " ".join(run.ran)
     for command in ("numcodecs-ext convert", "numcodecs-ext migrate", "numcodecs-ext inspect", "numcodecs-ext info",
-                    "numcodecs-ext normalize", "numcodecs-ext --version", "-> 2"):
+                    "numcodecs-ext normalize", "numcodecs-ext suggest", "numcodecs-ext --version",
+                    "`numcodecs-ext` -> 0", "-> 2"):
         assert command in ran, command
 
 
