@@ -7,13 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests import common/codec_cases directly
+from tests.helpers import FULL
 
-#: ``NUMCODECS_EXT_FULL=1`` (CI sets it) runs the long matrices too: the tests marked ``full``
-#: (SIGKILL at every point, S3 server faults, dask clusters, the whole netCDF corpus ...) and
-#: the long hypothesis runs. Without it the suite keeps a representative case of each and
-#: answers in minutes.
-FULL = os.environ.get("NUMCODECS_EXT_FULL", "").strip().lower() not in ("", "0", "false", "no")
+
 
 settings.register_profile(
     "default", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow]
@@ -93,7 +89,7 @@ def kernels(request):
 @pytest.fixture(scope="session")
 def s3_service():
     """moto's server (a subprocess) with the counting proxy in front, for the whole session."""
-    from s3server import CountingProxy, MotoServer, admin_filesystem
+    from tests.helpers.s3server import CountingProxy, MotoServer, admin_filesystem
 
     server = MotoServer().start()
     proxy = CountingProxy(server.endpoint).start()
@@ -107,7 +103,7 @@ def s3(s3_service, monkeypatch):
     """A fresh, empty bucket on the session's S3 server, reached through the counting proxy,
     with the standard AWS_* variables set (clients find the endpoint and credentials the way
     they find a user's)."""
-    from s3server import S3Bucket, s3_environment
+    from tests.helpers.s3server import S3Bucket, s3_environment
 
     server, proxy, admin = s3_service
     server.reset()
@@ -121,7 +117,7 @@ def guarded_server():
     """A server of its own that enforces IAM: a 'reader' user may list and get, not put; a
     'nobody' user may do nothing; keys[user] = (key id, secret)."""
     import boto3
-    from s3server import MotoServer, S3Bucket, admin_filesystem
+    from tests.helpers.s3server import MotoServer, S3Bucket, admin_filesystem
 
     with MotoServer() as server:
         iam = boto3.client("iam", endpoint_url=server.endpoint, region_name="us-east-1",
