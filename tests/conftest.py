@@ -1,15 +1,11 @@
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.helpers import FULL
-
-
 
 settings.register_profile(
     "default", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow]
