@@ -45,7 +45,7 @@ def _groups(path: Path) -> list[str | None]:
 def _convert(src: Path, dst: Path) -> Any:
     from numcodecs_ext import cf
 
-    fn = cf.convert  # the public function (it may come back as its submodule: see tests/test_corpus.py)
+    fn = cf.convert  # the public function (it may come back as its submodule: see tests/cf/test_corpus.py)
     return (fn if callable(fn) else fn.convert)(src, dst)
 
 

@@ -1,8 +1,8 @@
 """Sphinx configuration: ``pip install -e ".[test,docs]"`` then ``sphinx-build -W -b html docs docs/_build/html``.
 
 Pages are Markdown (MyST) and hold the whole documentation; the README is a front page that links
-to them. Every Python example runs: the README's and these pages' in ``tests/test_readme.py`` and
-``tests/test_docs.py``, the API's docstring examples under ``pytest --doctest-modules``.
+to them. Every Python example runs: the README's and these pages' in ``tests/docs/test_readme.py`` and
+``tests/docs/test_docs.py``, the API's docstring examples under ``pytest --doctest-modules``.
 """
 
 from __future__ import annotations

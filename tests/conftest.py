@@ -79,7 +79,7 @@ def kernels(request):
     _native.ENABLED = saved
 
 
-# -- a real S3 API on 127.0.0.1 (tests/s3server.py) ------------------------------------------------
+# -- a real S3 API on 127.0.0.1 (tests/helpers/s3server.py) ----------------------------------------
 
 
 @pytest.fixture(scope="session")

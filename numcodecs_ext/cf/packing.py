@@ -27,8 +27,8 @@ multiple of 0.0625), such a packing is **lossless**: ``max_error`` is 0. So a pa
 wherever an integer type can hold one, and when none can the error says which limits are in the
 way (the float type's largest scale, the number of codes, the float rounding itself).
 
-``tests/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
-of the 8- and 16-bit types; ``tests/test_packing.py`` with hypothesis over random ranges of every
+``tests/cf/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
+of the 8- and 16-bit types; ``tests/codecs/test_packing.py`` with hypothesis over random ranges of every
 float type (tiny, subnormal, up to the float maximum, constant), tolerances and NaN flags,
 through the numcodecs codecs and zarr v3 arrays. The search itself is in ``cf/_search.py``.
 

@@ -1,7 +1,7 @@
 """numcodecs v2 filters as zarr v3 codecs: ``FixedScaleOffset`` and ``AsType`` as the spec's
 ``scale_offset`` + ``cast_value``, everything else under zarr's numcodecs adapter names.
 
-What numcodecs does (numpy 2 arithmetic, measured and proven in ``tests/test_migrate_filters.py``):
+What numcodecs does (numpy 2 arithmetic, measured and proven in ``tests/migrate/test_migrate_filters.py``):
 
 * ``FixedScaleOffset(offset, scale, dtype, astype)`` encodes ``around((x - offset) * scale)`` in
   the data's own float type and casts it to ``astype`` with numpy's ``astype``, which wraps

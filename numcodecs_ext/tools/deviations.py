@@ -1,8 +1,8 @@
 """Known deviations of other zarr implementations from the codec specs, found from metadata alone.
 
 The one place for this knowledge. ``numcodecs-ext inspect`` prints :func:`reader_warnings` for each
-zarr v3 array; the interop CI job (``tests/interop_others.py``) uses :func:`find_deviations` to tell
-a known deviation from a new mismatch; ``tests/test_deviations_others.py`` pins each entry against
+zarr v3 array; the interop CI job (``tests/interop/interop_others.py``) uses :func:`find_deviations` to tell
+a known deviation from a new mismatch; ``tests/interop/test_deviations_others.py`` pins each entry against
 the implementation itself (it fails when the implementation is fixed, so this table is updated);
 the documentation page "Who reads what" lists the same entries.
 

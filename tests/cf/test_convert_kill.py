@@ -143,7 +143,7 @@ def test_convert_killed_anywhere_leaves_nothing_that_opens_as_complete(tmp_path,
         outcomes.append(_check_destination(src, dst))
     assert "nothing opens" in outcomes or "absent" in outcomes
     print(f"{len(outcomes)} kill points (zarr v{zarr_format}): {sorted(set(outcomes))}")
-    # the same command over the leftovers of a killed run resumes it (tests/test_convert_resume.py
+    # the same command over the leftovers of a killed run resumes it (tests/cf/test_convert_resume.py
     # kills at every kind of point and compares with an uninterrupted conversion)
     meta_names = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")
     leftovers = [d for d in sorted(tmp_path.glob("chunks*.zarr"))

@@ -1,7 +1,7 @@
 """Real netCDF files as their producers wrote them (fixtures/netcdf/, see PROVENANCE.md there):
 ``numcodecs_ext.cf.convert`` and ``zarr_encoding`` + ``to_zarr`` on each, the result read back in a
 fresh Python process with plain ``xr.open_zarr`` and compared with xarray's CF decoding of the
-original (tests/corpus_check.py): dtypes, NaN/NaT positions, attributes, values bit for bit, or
+original (tests/helpers/corpus_check.py): dtypes, NaN/NaT positions, attributes, values bit for bit, or
 within the documented bound where scale-packed.
 
 A file the current code fails on stays in the test as a strict xfail whose reason is the exact

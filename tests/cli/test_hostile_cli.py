@@ -1,7 +1,7 @@
 """The hostile-input catalogue: every command on inputs a hostile user would give it.
 
 Every command (demo, info, convert, suggest, migrate, normalize, inspect) runs, each command line
-in a process of its own (``tests/forked_cli.py``: forked from one warm interpreter, with a memory
+in a process of its own (``tests/helpers/forked_cli.py``: forked from one warm interpreter, with a memory
 cap and a time limit), on missing paths, files given for directories and directories for files,
 empty directories, garbage and truncated JSON, truncated and garbage netCDF files, links that
 dangle or loop, stores with broken metadata or corrupt chunks, destinations that exist or lie

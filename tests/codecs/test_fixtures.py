@@ -17,7 +17,7 @@ from tests.helpers.fixture_cases import CODEC_FIXTURES, ZARR_FIXTURES
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 ON_DISK = sorted(p.parent for p in ROOT.glob("*/*/config.json"))
 STORES = sorted(p for p in (ROOT / "zarr").glob("*.zarr"))
-GENERATE = "run `python tests/fixtures_tool.py generate` and commit the new fixture"
+GENERATE = "run `python -m tests.helpers.fixtures_tool generate` and commit the new fixture"
 
 
 @pytest.mark.parametrize(

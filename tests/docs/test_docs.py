@@ -1,6 +1,6 @@
 """The documentation site's own examples run as written, each page in order in a scratch folder
 (the README's by test_readme.py; the API's docstring examples by --doctest-modules; conventions:
-``tests/docs_runner.py``)."""
+``tests/helpers/docs_runner.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """README.md runs as a reader would run it: every block in order in one scratch folder, every
 shell command with the status it promises, every print with the output its comment shows
-(conventions: ``tests/docs_runner.py``)."""
+(conventions: ``tests/helpers/docs_runner.py``)."""
 
 from __future__ import annotations
 

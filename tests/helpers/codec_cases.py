@@ -1,6 +1,6 @@
 """Codec instances and sample arrays that every shared contract test runs over.
 
-Each codec of the collection adds its cases here; ``tests/test_contract.py`` then checks config
+Each codec of the collection adds its cases here; ``tests/codecs/test_contract.py`` then checks config
 round trips, repr, pickling, threads, zarr v2, zarr v3 (spec and adapter names) and dask for all.
 """
 

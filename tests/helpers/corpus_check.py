@@ -1,11 +1,11 @@
 """Compare a converted zarr store with xarray's CF decoding of the netCDF file it came from.
 
-Run by ``tests/test_corpus.py`` as a script in a fresh Python process, so that the store is read the
+Run by ``tests/cf/test_corpus.py`` as a script in a fresh Python process, so that the store is read the
 way a user reads it: plain ``xr.open_zarr`` (our codecs found through zarr's entry points, nothing
 of numcodecs_ext imported here) against plain ``xr.open_dataset`` of the original, with xarray's
 own engine choice and, for HDF5-based files, ``engine="h5netcdf"`` as well.
 
-Usage: ``python tests/corpus_check.py SPEC.json``; prints ``{"problems": [...], "notes": [...]}``
+Usage: ``python tests/helpers/corpus_check.py SPEC.json``; prints ``{"problems": [...], "notes": [...]}``
 as JSON. SPEC holds ``src``, ``store``, ``groups`` (``null`` for the root), ``engines`` and
 ``packed``: per scale-packed variable path its ``bound`` (the largest allowed ``|zarr - CF|``), the
 ``reported`` difference (or null) and, where ``valid_*`` attributes in packed units are expected in

@@ -1,4 +1,4 @@
-"""The backward-compatibility fixtures: what `python tests/fixtures_tool.py generate` writes.
+"""The backward-compatibility fixtures: what `python -m tests.helpers.fixtures_tool generate` writes.
 
 Codec fixtures: ``fixtures/<codec_id>/<case>/{config.json, array.npy, encoded.dat}``, plus
 ``decoded.npy`` for lossy cases (what the stored bytes decode to).

@@ -7,7 +7,7 @@ Python would). The parent collects each child's exit status (``-N`` when signal 
 stdout and stderr. Starting Python, zarr, xarray and dask once instead of once per command line
 makes a catalogue of hundreds of hostile command lines affordable.
 
-Usage (from the tests): ``python tests/forked_cli.py < cases.json > results.json``, where the
+Usage (from the tests): ``python tests/helpers/forked_cli.py < cases.json > results.json``, where the
 cases are ``[{"id", "argv", "cwd", "timeout"}]`` and the results ``{id: {"status", "stdout",
 "stderr", "seconds"}}``.
 """

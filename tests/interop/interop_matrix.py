@@ -3,9 +3,9 @@
 Run by ``.ci/run`` (not by pytest): every environment writes the stores it can write into its
 own folder, then reads every other environment's folder::
 
-    python tests/interop_matrix.py write OUT_DIR     # stores + expected arrays + manifest.json
-    python tests/interop_matrix.py read IN_DIR       # every store it can read must match
-    python tests/interop_matrix.py compare DIR_A DIR_B   # spec stores: identical chunk bytes
+    python tests/interop/interop_matrix.py write OUT_DIR     # stores + expected arrays + manifest.json
+    python tests/interop/interop_matrix.py read IN_DIR       # every store it can read must match
+    python tests/interop/interop_matrix.py compare DIR_A DIR_B   # spec stores: identical chunk bytes
 
 The environment without numcodecs_ext uses zarr's own scale_offset, cast_value and transpose
 (zarr >= 3.2, with cast-value-rs); stores that need our codecs or data types are reported as

@@ -5,10 +5,10 @@ Run by ``.ci/run`` in two environments (not by pytest): ours (numcodecs_ext inst
 "others" (Python 3.12 WITHOUT numcodecs_ext, with the versions pinned in
 ``.ci/interop-others.txt``)::
 
-    python tests/interop_others.py ours-write  OURS            # (ours)   every case, written by us
-    python tests/interop_others.py others      OURS THEIRS     # (others) they read ours, they write
-    python tests/interop_others.py ours-read   OURS THEIRS     # (ours)   we read what they wrote
-    python tests/interop_others.py table OURS/results.json THEIRS/results.json [--check docs/interop.md]
+    python tests/interop/interop_others.py ours-write  OURS            # (ours)   every case, written by us
+    python tests/interop/interop_others.py others      OURS THEIRS     # (others) they read ours, they write
+    python tests/interop/interop_others.py ours-read   OURS THEIRS     # (ours)   we read what they wrote
+    python tests/interop/interop_others.py table OURS/results.json THEIRS/results.json [--check docs/interop.md]
                                                                  [--update docs/interop.md]
 
 Every case is a small zarr v3 array (partial edge chunks, fill values, shards with missing inner
@@ -29,7 +29,7 @@ Outcomes: ``ok``, ``unsupported`` (a codec it does not implement, by its probe),
 mismatch that ``numcodecs_ext/tools/deviations.py`` lists for that implementation and version),
 and the failures ``wrong`` (other values or bytes), ``refused`` (a valid configuration of a codec
 it implements) and ``error``. ``table`` prints the support table and the matrix, and exits 1 on
-any failure, never on "unsupported". Known deviations are pinned by tests/test_deviations_others.py.
+any failure, never on "unsupported". Known deviations are pinned by tests/interop/test_deviations_others.py.
 """
 
 from __future__ import annotations
@@ -1093,7 +1093,7 @@ class ImageCodecs(Impl):
 
 # --- zarrita.js, through node -----------------------------------------------------------------
 
-ZARRITA_SCRIPT = ROOT / "tests" / "interop_zarrita.mjs"
+ZARRITA_SCRIPT = Path(__file__).resolve().parent / "interop_zarrita.mjs"
 ZARRITA_TIMEOUT = 300  # seconds for one read (each takes milliseconds)
 
 
@@ -1102,7 +1102,7 @@ class ZarritaError(RuntimeError):
 
 
 class ZarritaJs(Impl):
-    """zarrita.js (JavaScript), as a reader: ``tests/interop_zarrita.mjs`` under node reads the
+    """zarrita.js (JavaScript), as a reader: ``tests/interop/interop_zarrita.mjs`` under node reads the
     store and hands back the raw values. ``ZARRITA_DIR`` names the folder where the npm packages
     pinned in ``.ci/interop-zarrita/`` were installed; zarrita.js writes too, but only its reading
     (what browser viewers do) is tested here."""
@@ -1595,7 +1595,7 @@ def table_command(paths: list[Path], check: Path | None, update: Path | None) ->
             print(f"updated the matrix in {target}")
         elif page[start:end].strip() != text.strip():
             print(f"{target}'s matrix differs from this run: regenerate it with\n"
-                  f"  python tests/interop_others.py table {' '.join(map(str, paths))} --update {target}")
+                  f"  python tests/interop/interop_others.py table {' '.join(map(str, paths))} --update {target}")
             status = 1
     return status
 

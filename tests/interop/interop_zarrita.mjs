@@ -1,9 +1,9 @@
 // zarrita.js (the JavaScript zarr reader behind browser viewers) reads zarr v3 arrays for
-// tests/interop_others.py, which compares the values with ours bit for bit.
+// tests/interop/interop_others.py, which compares the values with ours bit for bit.
 //
-//   node tests/interop_zarrita.mjs version
-//   node tests/interop_zarrita.mjs read STORE OUT [SELECTION]
-//   node tests/interop_zarrita.mjs serve      (one JSON request per line on stdin:
+//   node tests/interop/interop_zarrita.mjs version
+//   node tests/interop/interop_zarrita.mjs read STORE OUT [SELECTION]
+//   node tests/interop/interop_zarrita.mjs serve      (one JSON request per line on stdin:
 //                                               {"store": ..., "out": ..., "selection": ...})
 //
 // ZARRITA_DIR names the folder where .ci/interop-zarrita/ was installed with npm (it holds

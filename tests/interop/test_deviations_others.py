@@ -306,7 +306,7 @@ def test_imagecodecs_zfp_expert_mode_takes_no_negative_minexp() -> None:
     """New in this trial (imagecodecs is no zarr implementation, so this is not in deviations.py).
     zfp spec: expert mode's `minexp` is a "signed integer" (zfp's default is -1074), but
     imagecodecs.zfp_encode converts it to an unsigned int: any negative minexp raises. Its bundled
-    libzfp takes it (tests/interop_others.py calls it directly for these streams)."""
+    libzfp takes it (tests/interop/interop_others.py calls it directly for these streams)."""
     imagecodecs = need("imagecodecs")
     x = np.linspace(0, 1, 16).reshape(4, 4)
     with pytest.raises(OverflowError, match="negative"):

@@ -1,7 +1,7 @@
-"""zarrita.js's known deviations, pinned so that they flip (as tests/test_deviations_others.py does
+"""zarrita.js's known deviations, pinned so that they flip (as tests/interop/test_deviations_others.py does
 for the Python implementations), and the rules by which deviations.py finds them in metadata.
 
-Each pin reads a store with zarrita.js (through tests/interop_zarrita.mjs under node) and asserts
+Each pin reads a store with zarrita.js (through tests/interop/interop_zarrita.mjs under node) and asserts
 what it does TODAY where it departs from the spec sentence quoted in the docstring; where zarr-python
 is installed, its built-in codecs read the same store as the spec says (and as numcodecs_ext does).
 When zarrita.js is fixed, or a version outside the range deviations.py lists is installed, the pin

@@ -1,4 +1,4 @@
-"""tests/interop_others.py itself (the CI job's driver): comparisons, shard parsing, and the rule
+"""tests/interop/interop_others.py itself (the CI job's driver): comparisons, shard parsing, and the rule
 that a mismatch fails the job while an unsupported codec does not."""
 
 from __future__ import annotations

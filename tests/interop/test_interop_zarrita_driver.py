@@ -1,4 +1,4 @@
-"""How tests/interop_others.py drives zarrita.js (tests/interop_zarrita.mjs under node): values come
+"""How tests/interop/interop_others.py drives zarrita.js (tests/interop/interop_zarrita.mjs under node): values come
 back bit for bit, and every way it can go wrong is said, not skipped or hung on.
 
 Needs node; the tests that read with the real zarrita.js also need ZARRITA_DIR (the interop job in

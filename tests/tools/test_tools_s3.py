@@ -1,4 +1,4 @@
-"""inspect and suggest on a real S3 API (moto's server on 127.0.0.1, tests/s3server.py): stores
+"""inspect and suggest on a real S3 API (moto's server on 127.0.0.1, tests/helpers/s3server.py): stores
 and netCDF files in a bucket, credentials and endpoint from the standard variables or
 --storage-options, the requests each run makes, and the faults users meet, from the command
 line in a subprocess: a clear message, the contract's exit status, no traceback, no credential."""
