@@ -32,6 +32,7 @@ from typing import Any
 
 from .arrays import MetadataError, array_entry, short, views_disagree
 from .errors import ToolError, UsageError
+from .leftovers import describe, is_journal_key
 from .storage import (
     Listing,
     Location,
@@ -239,8 +240,19 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     """
     loc, listing = _open(store, storage_options)
     listing = listing or _listing(loc)
-    nodes, leftovers = _nodes(listing.files, listing.unsized)
+    files = {k: v for k, v in listing.files.items() if not is_journal_key(k)}
+    nodes, leftovers = _nodes(files, listing.unsized)
     problems = [{"path": path, "problem": why} for path, why in listing.problems]
+    interrupted = []
+    if len(files) < len(listing.files):  # convert's or migrate's journal: an interrupted write
+        interrupted = describe(loc, listing.files, committed=bool(nodes))
+        problems = [{"path": "/", "problem": i["message"]} for i in interrupted] + problems
+    if not nodes and interrupted:
+        chunks = [k for k in files if not k.endswith(".partial")]
+        return {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
+                "notes": _leftover_notes(leftovers) + ([f"{len(chunks)} chunk file(s) ({_size(sum(files[k] for k in chunks))}) "
+                                                        "without metadata"] if chunks else []),
+                "both_formats": [], "finish": None, "interrupted": interrupted}
     if not nodes:
         if problems:
             raise ToolError(f"{loc.display}: no zarr metadata could be read: "
@@ -249,7 +261,7 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     keys = [f"{n.path}/{d}" if n.path else d for n in nodes.values() for d in n.documents]
     documents = _read_all(loc, keys)
     out: dict[str, Any] = {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
-                           "notes": [], "both_formats": [], "finish": None}
+                           "notes": [], "both_formats": [], "finish": None, "interrupted": interrupted}
     for node in sorted(nodes.values(), key=lambda n: (n.path.count("/") if n.path else -1, n.path)):
         node.documents.sort(key=_NODE_FILES.index)  # zarr.json first: what zarr opens
         views: dict[str, dict[str, Any]] = {}
@@ -296,10 +308,15 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
             "open them as zarr v3 (and warn about the v2 metadata on every open); zarr v2 readers still see "
             f"the v2 view. Once the v3 view reads as it should, `{out['finish']}` finishes the migration "
             "(removes the v2 metadata).")
-    if leftovers:
-        out["notes"].append(f"{len(leftovers)} temporary file(s) of an interrupted write (*.partial), "
-                            f"e.g. {leftovers[0]}: not part of any array; safe to delete")
+    out["notes"].extend(_leftover_notes(leftovers))
     return out
+
+
+def _leftover_notes(leftovers: list[str]) -> list[str]:
+    if not leftovers:
+        return []
+    return [f"{len(leftovers)} temporary file(s) of an interrupted write (*.partial), e.g. {leftovers[0]}: "
+            "not part of any array; safe to delete"]
 
 
 def _node_type(document: str, meta: dict[str, Any]) -> str:
