@@ -46,9 +46,9 @@ Without a command: write an embedded temperature field through every codec pipel
 check it, and print compression ratio, error and speed (the same as `numcodecs-ext demo`)."""
 
 EPILOG = """exit status (every command):
-  0    done (and verified, where the command verifies)
-  1    the work failed: unreadable or corrupt data, a failed verification
-  2    the command cannot run as given: an invalid argument, a missing or wrong path
+  0  done (and verified, where the command verifies)
+  1  the work failed: unreadable or corrupt data, a failed verification
+  2  the command cannot run as given: an invalid argument, a missing or wrong path
   130  interrupted (Ctrl-C): the command ends by SIGINT, which shells report as 130
 
 `numcodecs-ext COMMAND --help` describes each command."""
