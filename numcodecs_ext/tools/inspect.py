@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .arrays import MetadataError, array_entry, short, views_disagree
+from .describe import number_text
 from .errors import ToolError, UsageError
 from .leftovers import describe, is_journal_key
 from .storage import (
@@ -352,6 +353,13 @@ def _size(n: int | None) -> str:
     return ""  # pragma: no cover
 
 
+def _fill_text(value: Any) -> str:
+    """A fill value as a number reads (``NaN``, ``-1.5``), other values as their JSON."""
+    if value in ("NaN", "Infinity", "-Infinity") or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return number_text(value)
+    return short(value)
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The human-readable form of :func:`inspect_store`'s result."""
     paths = {a["path"] for a in report["arrays"]}
@@ -374,7 +382,7 @@ def format_report(report: dict[str, Any]) -> str:
         stored = (f"stored in {files} (size unknown: the listing gives no sizes)" if a["stored_bytes"] is None
                   else f"stored {_size(a['stored_bytes'])} in {files}")
         lines.append(f"  {stored}; decoded {_size(a['decoded_bytes'])}{ratio}; "
-                     f"fill value {short(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
+                     f"fill value {_fill_text(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
         for c in a["codecs"]:
             who = ", ".join(c["readers"]) or "no known reader"
             lines.append(f"  {c['role']:>16}  {c['name']:<16} {c['words']}  [read by: {who}]")
