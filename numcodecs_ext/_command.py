@@ -67,8 +67,9 @@ def guard() -> None:
     """Install, once, the hooks that keep an interruption or a closed pipe free of tracebacks.
 
     ``sys.excepthook``: a KeyboardInterrupt that ends the program is told in one line ("interrupted
-    while starting; nothing was written", unless the command already said what it left), a
-    BrokenPipeError not at all (the reader went away); other exceptions as before.
+    while starting; nothing was written", unless the command already said what it left; with
+    ``NUMCODECS_EXT_TRACEBACK=1`` its traceback instead), a BrokenPipeError not at all (the
+    reader went away); other exceptions as before.
     ``sys.unraisablehook``: the same two, raised where Python can only report them (an ``atexit``
     callback, a finalizer, the last flush of stdout), are dropped; others as before.
     """
@@ -79,7 +80,9 @@ def guard() -> None:
 
     def excepthook(kind: Any, value: Any, tb: Any) -> None:
         if isinstance(kind, type) and issubclass(kind, KeyboardInterrupt):
-            if not _STATE["reported"]:
+            if os.environ.get("NUMCODECS_EXT_TRACEBACK"):  # where it was interrupted, for a bug report
+                previous_excepthook(kind, value, tb)
+            elif not _STATE["reported"]:
                 _say("interrupted while starting; nothing was written")
             return
         if _quiet(kind):

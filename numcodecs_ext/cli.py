@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK if out_gone and not err_gone else EXIT_FAILED
     except KeyboardInterrupt:
         if program:
-            _ignore_further_interrupts()
+            _end_at_next_interrupt()
         told = ("interrupted; anything being written was left incomplete and does not open as complete"
                 if _STARTED["tool"] else "interrupted while starting; nothing was written")
         try:
@@ -299,10 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise  # Python ends the process by SIGINT once it has cleaned up; the hook prints nothing
     finally:
         if program:
-            _ignore_further_interrupts()
+            _end_at_next_interrupt()
 
 
-def _ignore_further_interrupts() -> None:
+def _end_at_next_interrupt() -> None:
     """A Ctrl-C from now on (the command is ending: Python's clean-up, its threads) ends the
     process by SIGINT at once, with no Python code run and no traceback."""
     import signal
