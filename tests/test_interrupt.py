@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -190,4 +191,73 @@ def test_inspect_after_a_killed_convert(tmp_path, mode, point):
     assert seen.returncode == 1, seen.stderr
     assert f"an interrupted convert of {src}: " in seen.stdout, seen.stdout
     committed = mode == "commit" and point > 0  # the array's zarr.json written, not the root's
-    assert ("its metadata was being written last" in seen.stdout) == committed, seen.stdout
+    assert ("its metadata was being written (the root's comes last)" in seen.stdout) == committed, seen.stdout
+
+
+def _killed_at(tmp_path: Path, k: int, *argv: str) -> int:
+    """Run ``numcodecs-ext ARGV`` killed (SIGKILL) at its k-th write operation (0: none); its status."""
+    code = f"import killpoints, sys; sys.exit(killpoints.main({k}, 'count.txt', *sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, env=env, capture_output=True,
+                          timeout=300, check=False).returncode
+
+
+def _inspect(dst: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "numcodecs_ext", "inspect", str(dst)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300, check=False)
+
+
+def test_inspect_after_a_kill_between_the_commit_and_the_journal_removal(tmp_path):
+    """The root's metadata written, the journal not yet removed: inspect shows the arrays and
+    says that only the journal is left and the same command finishes; which it does."""
+    src, dst = tmp_path / "in.nc", tmp_path / "out.zarr"
+    _source(src)
+    argv = ["convert", str(src), str(dst), "--chunks", "time=6", "-q"]
+    assert _killed_at(tmp_path, 0, *argv) == 0
+    total = int((tmp_path / "count.txt").read_text())
+    low, high = 1, total  # the first write operation after which the root's zarr.json exists
+    while low < high:
+        middle = (low + high) // 2
+        shutil.rmtree(dst, ignore_errors=True)
+        assert _killed_at(tmp_path, middle, *argv) == -signal.SIGKILL
+        if (dst / "zarr.json").exists():
+            high = middle
+        else:
+            low = middle + 1
+    shutil.rmtree(dst, ignore_errors=True)
+    assert _killed_at(tmp_path, low, *argv) == -signal.SIGKILL
+    assert (dst / "zarr.json").exists() and (dst / ".numcodecs-ext-convert").exists()
+    seen = _inspect(dst)
+    assert seen.returncode == 1 and "t2m (zarr v3)" in seen.stdout, seen.stdout + seen.stderr
+    assert (f"an interrupted convert of {src}: its metadata is all written, but its journal "
+            "(.numcodecs-ext-convert) was not removed; run `numcodecs-ext convert") in seen.stdout, seen.stdout
+    again = subprocess.run([sys.executable, "-m", "numcodecs_ext", *argv], capture_output=True, text=True,
+                           cwd=ROOT, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert _inspect(dst).returncode == 0
+
+
+@pytest.mark.parametrize("tool", ["convert", "migrate"])
+def test_inspect_after_a_kill_at_the_first_write(tmp_path, tool):
+    """Killed while writing the journal's first document (only its temporary file is there):
+    still an interrupted convert or migrate, and the advice is what the tool then does."""
+    dst = tmp_path / "out.zarr"
+    if tool == "convert":
+        _source(tmp_path / "in.nc")
+        argv = ["convert", str(tmp_path / "in.nc"), str(dst), "-q"]
+    else:
+        build_v2(tmp_path / "v2.zarr")
+        argv = ["migrate", str(tmp_path / "v2.zarr"), str(dst), "-q"]
+    assert _killed_at(tmp_path, 1, *argv) == -signal.SIGKILL
+    assert [p.name.endswith(".partial") for p in dst.rglob("*") if p.is_file()] == [True]
+    seen = _inspect(dst)
+    assert seen.returncode == 1, seen.stderr
+    assert f"an interrupted {tool}" in seen.stdout and "not a zarr store" not in seen.stderr, seen.stdout
+    again = subprocess.run([sys.executable, "-m", "numcodecs_ext", *argv], capture_output=True, text=True,
+                           cwd=ROOT, timeout=300, check=False)
+    if tool == "convert":  # convert refuses such a destination; inspect says to delete it first
+        assert again.returncode == 2 and "remove it and run again" in again.stderr, again.stderr
+        assert f"delete {dst} and run the command again" in seen.stdout, seen.stdout
+    else:  # migrate starts afresh over its own temporary file
+        assert again.returncode == 0, again.stderr
+        assert "run the same `numcodecs-ext migrate` command again to resume" in seen.stdout, seen.stdout

@@ -246,7 +246,8 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     problems = [{"path": path, "problem": why} for path, why in listing.problems]
     interrupted = []
     if len(files) < len(listing.files):  # convert's or migrate's journal: an interrupted write
-        interrupted = describe(loc, listing.files, committed=bool(nodes))
+        interrupted = describe(loc, listing.files,
+                               committed="all" if "" in nodes else "some" if nodes else "none")
         problems = [{"path": "/", "problem": i["message"]} for i in interrupted] + problems
     if not nodes and interrupted:
         chunks = [k for k in files if not k.endswith(".partial")]

@@ -9,6 +9,7 @@ both tools, so that :mod:`numcodecs_ext.tools.inspect` recognises them without i
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,8 @@ __all__ = ["CONVERT_JOURNAL", "MIGRATE_JOURNAL", "describe", "is_journal_key"]
 CONVERT_JOURNAL = ".numcodecs-ext-convert"
 #: migrate's journal: one document at the destination's root
 MIGRATE_JOURNAL = ".numcodecs-ext-migrate.json"
+#: the temporary file of a journal write that a kill cut short (Location.write's naming)
+_MIGRATE_TEMPORARY = re.compile(r"\.?" + re.escape(MIGRATE_JOURNAL) + r"\.[0-9a-f]{12,32}\.partial")
 
 
 def _tool(key: str) -> str | None:
@@ -26,7 +29,7 @@ def _tool(key: str) -> str | None:
     including the temporary file of a journal write that an interruption cut short."""
     if key.startswith(CONVERT_JOURNAL + "/"):
         return "convert"
-    if "/" not in key and key.lstrip(".").startswith(MIGRATE_JOURNAL.lstrip(".")):
+    if key == MIGRATE_JOURNAL or _MIGRATE_TEMPORARY.fullmatch(key):
         return "migrate"
     return None
 
@@ -50,11 +53,13 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def describe(location: Any, files: Mapping[str, int], *, committed: bool) -> list[dict[str, Any]]:
+def describe(location: Any, files: Mapping[str, int], *, committed: str = "none") -> list[dict[str, Any]]:
     """The interrupted writes whose journals are among ``files`` (the store's listing, keys
     relative to ``location``): for each, ``{"tool", "source", "runs_done", "runs_total",
-    "message"}``. ``committed``: some metadata is there already (the interruption came while the
-    metadata was being written). Reads the journals' small documents, never a chunk."""
+    "message"}``. ``committed``: how much metadata is there: ``"none"`` (nothing opens),
+    ``"some"`` (the interruption came while it was being written: arrays first, the root last)
+    or ``"all"`` (the root's too: only the journal's removal was left). Reads the journals'
+    small documents, never a chunk."""
     tools = {t for t in map(_tool, files) if t}
     out = []
     for tool in sorted(tools):
@@ -68,6 +73,7 @@ def describe(location: Any, files: Mapping[str, int], *, committed: bool) -> lis
             total = plan.get("runs") if isinstance(plan.get("runs"), int) else None
             state = "written"
         else:
+            stamp = {}
             doc = _json(location.read_many([MIGRATE_JOURNAL]).get(MIGRATE_JOURNAL) if MIGRATE_JOURNAL in files
                         else None)
             source = doc.get("source") if isinstance(doc.get("source"), str) else None
@@ -78,14 +84,20 @@ def describe(location: Any, files: Mapping[str, int], *, committed: bool) -> lis
             state = "written and verified"
         runs_text = (f"{done} of {_count(total, 'run', 'runs')} of chunks {state}" if total is not None
                      else f"{_count(done, 'run', 'runs')} of chunks {state}")
-        where = "its metadata was being written last" if committed else "no metadata yet, so nothing opens"
         of = f" of {source}" if source else ""
         dst = shlex.quote(str(location.display))
         again = (f"`numcodecs-ext {tool} {shlex.quote(source)} {dst}` with the same options" if source
                  else f"the same `numcodecs-ext {tool}` command")
-        out.append({
-            "tool": tool, "source": source, "runs_done": done, "runs_total": total,
-            "message": f"an interrupted {tool}{of}: {runs_text}, {where}; run {again} again to resume, "
-                       f"or delete {dst}",
-        })
+        if tool == "convert" and not stamp:  # killed while the journal began: convert starts over
+            message = (f"an interrupted convert, stopped as it began (its journal has no stamp, so nothing "
+                       f"there can be resumed): delete {dst} and run the command again")
+        elif committed == "all":
+            message = (f"an interrupted {tool}{of}: its metadata is all written, but its journal "
+                       f"({CONVERT_JOURNAL if tool == 'convert' else MIGRATE_JOURNAL}) was not removed; "
+                       f"run {again} again to finish")
+        else:
+            where = ("its metadata was being written (the root's comes last)" if committed == "some"
+                     else "no metadata yet, so nothing opens")
+            message = f"an interrupted {tool}{of}: {runs_text}, {where}; run {again} again to resume, or delete {dst}"
+        out.append({"tool": tool, "source": source, "runs_done": done, "runs_total": total, "message": message})
     return out
