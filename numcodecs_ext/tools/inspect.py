@@ -212,13 +212,16 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
         follow the spec, links that dangle or loop, under ``problems`` (path and what is wrong),
         never raised. A node with both zarr v3 and zarr v2 metadata (a ``migrate --in-place``
         result) appears once per format, its path listed in ``both_formats``, and ``finish`` is
-        the command that removes the v2 metadata.
+        the command that removes the v2 metadata. A destination an interrupted ``convert`` or
+        ``migrate`` left (its journal is there) is described under ``interrupted`` (the tool,
+        its source, the runs of chunks done and planned, what to do) and as a problem, whether
+        or not any of its metadata was written yet.
 
     Raises
     ------
     UsageError
         ``store`` does not exist, is a file that is not a zip archive, is a directory without
-        zarr metadata, or is a URL of an unknown scheme or one whose package is missing; its
+        zarr metadata or the journal of an interrupted write, or is a URL of an unknown scheme or one whose package is missing; its
         bucket does not exist or access is denied
         (:class:`~numcodecs_ext.tools.storage.StoreNotFound`,
         :class:`~numcodecs_ext.tools.storage.AccessDenied`).
