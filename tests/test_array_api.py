@@ -439,3 +439,21 @@ def test_namespace_of_numpy_is_the_host_path() -> None:
     assert device.namespace(np.float32(1)) is None
     assert device.namespace(on_device(np.arange(3))) is not None
     assert math.prod(()) == 1
+
+
+def test_info_says_which_codecs_run_on_the_device() -> None:
+    from numcodecs_ext.tools.info import format_info, info
+
+    found = info()
+    names = found["zarr_names"]
+    assert {n for n, e in names.items() if e["gpu"] == "host"} == {
+        "zfp", "zarrs.zfp", "numcodecs.zfp", "packbits"}
+    assert names["transpose"]["gpu"] == names["numcodecs.cast_value"]["gpu"] == "device"
+    lines = format_info(found)
+    at = lines.index("zarr's GPU mode (zarr.config.enable_gpu(), cupy chunks):")
+    assert lines[at + 1].startswith("  on the device: transpose, numcodecs.transpose, scale_offset")
+    assert lines[at + 2].endswith("zfp, zarrs.zfp, numcodecs.zfp, packbits")
+    # every codec the tests above run through the stand-in says how it runs there
+    for name, path in ZARR.items():
+        kind = _load(path).numcodecs_class.device_support
+        assert kind == names[name]["gpu"]

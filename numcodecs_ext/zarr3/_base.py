@@ -125,6 +125,8 @@ class _Deferred(_cpu.NDBuffer):
 
 def _device_array(buf: Any) -> Any:
     """The buffer's array if it is not a numpy array (zarr's GPU mode: cupy), else None."""
+    if type(buf.__dict__.get("_data")) is np.ndarray:  # the common case, at the least cost
+        return None
     if isinstance(buf, _Deferred):
         return None
     arr = buf.as_ndarray_like()
