@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -52,24 +53,31 @@ def test_the_stand_in_refuses_numpy() -> None:
         np.asarray(on_device(np.arange(3)))
 
 
+def _not_on_device(array: Any, what: str) -> Any:
+    """zarr's GPU buffers warn (then copy) when handed an array that is not on the device."""
+    if isinstance(array, (np.ndarray, np.generic)):
+        warnings.warn(f"Creating a {what} with an array that does not support the "
+                      "__cuda_array_interface__ (the stand-in's version of zarr's warning)",
+                      UserWarning, stacklevel=3)
+        return on_device(np.asarray(array))
+    return array
+
+
 class DeviceNDBuffer(buffer_core.NDBuffer):
     """zarr's gpu.NDBuffer with array_api_strict in place of cupy; counts host copies."""
 
     host_copies = 0
 
     def __init__(self, array: Any) -> None:
-        if isinstance(array, (np.ndarray, np.generic)):  # explicit, as gpu.NDBuffer's cp.asarray
-            array = on_device(np.asarray(array))
-        assert not isinstance(array, np.ndarray)
-        self._data = array
+        self._data = _not_on_device(array, "DeviceNDBuffer")
 
     @classmethod
     def create(cls, *, shape: Any, dtype: Any, order: Any = "C", fill_value: Any = None) -> Any:
-        return cls(np.full(shape, 0 if fill_value is None else fill_value, dtype=dtype))
+        return cls.from_numpy_array(np.full(shape, 0 if fill_value is None else fill_value, dtype))
 
     @classmethod
     def from_numpy_array(cls, array_like: Any) -> Any:
-        return cls(np.asarray(array_like))
+        return cls(on_device(np.asarray(array_like)))  # explicit, as gpu.NDBuffer's cp.asarray
 
     def as_numpy_array(self) -> np.ndarray:
         type(self).host_copies += 1
@@ -86,21 +94,19 @@ class DeviceBuffer(buffer_core.Buffer):
     """zarr's gpu.Buffer with array_api_strict in place of cupy."""
 
     def __init__(self, array_like: Any) -> None:
-        if isinstance(array_like, np.ndarray):
-            array_like = on_device(array_like.reshape(-1).view(np.uint8))
-        self._data = array_like
+        self._data = _not_on_device(array_like, "DeviceBuffer")
 
     @classmethod
     def create_zero_length(cls) -> Any:
-        return cls(np.zeros(0, np.uint8))
+        return cls.from_bytes(b"")
 
     @classmethod
     def from_buffer(cls, buffer: Any) -> Any:
-        return cls(buffer.as_numpy_array())
+        return cls.from_bytes(buffer.as_numpy_array())
 
     @classmethod
-    def from_bytes(cls, bytes_like: Any) -> Any:
-        return cls(np.frombuffer(bytes_like, np.uint8))
+    def from_bytes(cls, bytes_like: Any) -> Any:  # as gpu.Buffer's cp.frombuffer
+        return cls(on_device(np.frombuffer(bytes_like, np.uint8)))
 
     def as_numpy_array(self) -> np.ndarray:
         DeviceNDBuffer.host_copies += 1

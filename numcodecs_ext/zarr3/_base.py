@@ -27,8 +27,9 @@ Arrays of other libraries (zarr's GPU mode, ``zarr.config.enable_gpu()``, hands 
 arrays): a codec whose numcodecs class has device kernels (``device_support = "device"``)
 runs them on the array's own namespace (:mod:`numcodecs_ext.core.device`); where it has none,
 or a chunk needs the CPU path's judgement, the chunk goes to the host explicitly (the buffer's
-``as_numpy_array``, as zarr's GPU buffers provide it) and the result back through the chunk
-spec's buffer prototype, as zarr's own codecs return theirs. Nothing converts implicitly, and
+``as_numpy_array``) and the result back through the prototype's ``from_numpy_array`` /
+``from_bytes`` (zarr's GPU buffers copy it to the device: handing them a numpy array directly
+would warn of a slow path for every chunk). Nothing converts implicitly, and
 numpy chunks never take this branch.
 """
 
@@ -131,12 +132,6 @@ def _device_array(buf: Any) -> Any:
         return None
     arr = buf.as_ndarray_like()
     return None if isinstance(arr, np.ndarray) else arr
-
-
-def _host_bytes(buf: Any) -> Any:
-    """A bytes buffer's array, on the host: copied there explicitly if it lives elsewhere."""
-    arr = buf.as_array_like()
-    return arr if isinstance(arr, np.ndarray) else buf.as_numpy_array()
 
 
 def _on_cpu(spec: ArraySpec) -> bool:
@@ -437,6 +432,7 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         result = None if xp is None else self.codec.device_encode(xp, arr)  # type: ignore[attr-defined]
         if result is None:  # no device kernel for this chunk: on the host, explicitly
             result = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _decode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
@@ -447,6 +443,7 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         if result is None:
             result = self.codec.decode_chunk(  # type: ignore[attr-defined]
                 chunk_array.as_numpy_array(), shape, dtype)
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
@@ -530,20 +527,26 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
     is_fixed_size: ClassVar[bool] = False
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
-        # a chunk on another device goes to the host explicitly, the bytes back through the
-        # prototype (zarr's GPU buffers copy them to the device), as zarr's own serializers do
         arr = chunk_array.as_ndarray_like()
-        if not isinstance(arr, np.ndarray):
-            arr = chunk_array.as_numpy_array()
+        if not isinstance(arr, np.ndarray):  # on another device: through the host, explicitly
+            encoded = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            return chunk_spec.prototype.buffer.from_bytes(
+                encoded if not isinstance(encoded, np.ndarray)
+                else np.ascontiguousarray(encoded).reshape(-1).view(np.uint8))
         encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.buffer.from_array_like(
             np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray) else encoded.reshape(-1).view(np.uint8)
         )
 
     def _decode_sync(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
+        data = chunk_bytes.as_array_like()
+        on_device = not isinstance(data, np.ndarray)
         decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
-            _host_bytes(chunk_bytes), tuple(chunk_spec.shape), _native(chunk_spec)
+            chunk_bytes.as_numpy_array() if on_device else data,
+            tuple(chunk_spec.shape), _native(chunk_spec)
         )
+        if on_device:  # back to the device explicitly (zarr's GPU buffers copy a numpy array)
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(decoded)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
