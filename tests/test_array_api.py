@@ -463,3 +463,26 @@ def test_info_says_which_codecs_run_on_the_device() -> None:
     for name, path in ZARR.items():
         kind = _load(path).numcodecs_class.device_support
         assert kind == names[name]["gpu"]
+
+
+class _Without:
+    """A namespace lacking some functions (an older library): kernels that need them decline."""
+
+    def __init__(self, xp: Any, *missing: str) -> None:
+        self._xp, self._missing = xp, missing
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._missing:
+            raise AttributeError(name)
+        return getattr(self._xp, name)
+
+
+def test_a_namespace_without_a_function_declines() -> None:
+    a = on_device(np.arange(6.0).reshape(2, 3))
+    assert device.transpose(_Without(xp, "permute_dims"), a, (1, 0)) is None
+    assert device.transpose(_Without(xp), a, (1, 0)) is not None
+    pm = PreparedMap([], np.dtype("float64"), np.dtype("uint8"))
+    kw = dict(rounding="nearest-even", out_of_range="clamp", scalar_map=pm, exact=False)
+    assert device.cast(_Without(xp, "astype"), a, np.dtype("float64"), np.dtype("uint8"), **kw) is None
+    got = device.cast(_Without(xp), a, np.dtype("float64"), np.dtype("uint8"), **kw)
+    assert same(to_host(got), np.arange(6, dtype="uint8").reshape(2, 3))

@@ -38,16 +38,25 @@ _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 
 
 def namespace(arr: Any) -> Any:
-    """The array API namespace of a non-numpy array, or None (a numpy array, or an array that
-    does not implement the protocol: the host path takes both)."""
+    """The array API namespace of a non-numpy array, or None: a numpy array, or an array that
+    neither implements the protocol (``__array_namespace__``) nor is known to
+    ``array_api_compat`` where that is installed (it wraps older cupy); the host path takes
+    those."""
     if isinstance(arr, (np.ndarray, np.generic)):
         return None
     get = getattr(arr, "__array_namespace__", None)
-    if get is None:
+    if get is not None:
+        try:
+            return get()
+        except Exception:  # an API version the library does not offer, for example
+            pass
+    try:
+        import array_api_compat
+    except ImportError:  # (optional: not a dependency)
         return None
     try:
-        return get()
-    except Exception:  # an API version the library does not offer, for example
+        return array_api_compat.array_namespace(arr)
+    except TypeError:
         return None
 
 
@@ -131,20 +140,23 @@ def scale_offset(xp: Any, arr: Any, dtype: np.dtype, off: Any, sc: Any, directio
             return None  # the CPU path names the value
         if direction == "encode":
             res = arr - off if off else _copy(xp, arr)
-            return res * sc if sc != 1 else res
-        if sc not in (1, -1):
-            if _any(xp, xp.remainder(arr, sc) != 0):
-                return None
-        res = xp.floor_divide(arr, sc) if sc != 1 else _copy(xp, arr)
-        return res + off if off else res
+            res = res * sc if sc != 1 else res
+        else:
+            if sc not in (1, -1):
+                if _any(xp, xp.remainder(arr, sc) != 0):
+                    return None
+            res = xp.floor_divide(arr, sc) if sc != 1 else _copy(xp, arr)
+            res = res + off if off else res
+        return res if res.dtype == arr.dtype else None  # (a library that promotes: decline)
     if dtype.type not in (np.float16, np.float32, np.float64):
         return None
     offs, scs = float(off), float(sc)  # exact: the values are of the dtype
     res = (arr - offs) * scs if direction == "encode" else arr / scs + offs
     if _any(xp, xp.isinf(res) & xp.isfinite(arr)):
         return None  # an overflow: the CPU path's error
-    nan = xp.isnan(arr)
-    return xp.where(nan, arr, res)  # the input's NaN bits, as on the CPU
+    if res.dtype != arr.dtype:
+        return None
+    return xp.where(xp.isnan(arr), arr, res)  # the input's NaN bits, as on the CPU
 
 
 # --- bitround ----------------------------------------------------------------------------------
@@ -192,7 +204,7 @@ def bitround(xp: Any, arr: Any, dtype: np.dtype, keepbits: int, mantissa: int | 
             top = (1 << (width - 1)) - 1
             r = xp.where((u <= top) & (r > top), top, r)
         r = r & ~below
-    return _view(r, dtype)
+    return _view(r, dtype) if r.dtype == u.dtype else None
 
 
 # --- cast_value --------------------------------------------------------------------------------
@@ -317,4 +329,4 @@ def cast(xp: Any, arr: Any, src_dtype: np.dtype, dtype: np.dtype, *, rounding: s
                 return None
     for mask, value in reversed(list(zip(masks, values))):  # the first entry wins
         out = xp.where(mask, xp.full_like(out, value), out)
-    return out
+    return out if out.dtype == txp else None
