@@ -118,7 +118,7 @@ CHAINS = [
         builtin=_builtin_cast),
     Chain("bitround keepbits=10", lambda: [zarr3.BitRound(keepbits=10)], builtin=_builtin_bitround),
     Chain("reshape [-1]", lambda: [zarr3.Reshape(shape=[-1])]),
-    Chain("packbits 3 bits (host)", lambda: [], serializer=lambda: zarr3.PackBits(last_bit=2),
+    Chain("packbits 3 bits", lambda: [], serializer=lambda: zarr3.PackBits(last_bit=2),
           dtype="uint8", data=_small_ints),
     Chain("zfp reversible (host)", lambda: [], serializer=lambda: zarr3.Zfp(mode="reversible")),
 ]

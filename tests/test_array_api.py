@@ -317,6 +317,10 @@ DEVICE_CODECS = [
     (zarr3.CastValue(data_type="int8", out_of_range="clamp"), "int32",
      np.array([-1000, 5, 127, 128], "int32")),
     (zarr3.CastValue(data_type="float32"), "float64", np.array([1.0, 1e-3, -2.5e30], "float64")),
+    (zarr3.PackBits(last_bit=2), "uint8", np.array([0, 7, 5, 3, 1, 2, 6], "uint8")),
+    (zarr3.PackBits(first_bit=1, last_bit=4, padding_encoding="first_byte"), "int16",
+     np.array([-16, 14, 0, -2, 6], "int16")),
+    (zarr3.PackBits(padding_encoding="last_byte"), "bool", np.array([1, 0, 1, 1, 0], bool)),
 ]
 
 
@@ -453,12 +457,12 @@ def test_info_says_which_codecs_run_on_the_device() -> None:
     found = info()
     names = found["zarr_names"]
     assert {n for n, e in names.items() if e["gpu"] == "host"} == {
-        "zfp", "zarrs.zfp", "numcodecs.zfp", "packbits"}
+        "zfp", "zarrs.zfp", "numcodecs.zfp"}
     assert names["transpose"]["gpu"] == names["numcodecs.cast_value"]["gpu"] == "device"
     lines = format_info(found)
     at = lines.index("zarr's GPU mode (zarr.config.enable_gpu(), cupy chunks):")
     assert lines[at + 1].startswith("  on the device: transpose, numcodecs.transpose, scale_offset")
-    assert lines[at + 2].endswith("zfp, zarrs.zfp, numcodecs.zfp, packbits")
+    assert lines[at + 2].endswith("zfp, zarrs.zfp, numcodecs.zfp")
     # every codec the tests above run through the stand-in says how it runs there
     for name, path in ZARR.items():
         kind = _load(path).numcodecs_class.device_support
@@ -486,3 +490,43 @@ def test_a_namespace_without_a_function_declines() -> None:
     assert device.cast(_Without(xp, "astype"), a, np.dtype("float64"), np.dtype("uint8"), **kw) is None
     got = device.cast(_Without(xp), a, np.dtype("float64"), np.dtype("uint8"), **kw)
     assert same(to_host(got), np.arange(6, dtype="uint8").reshape(2, 3))
+
+
+PACK_CASES = [("bool", None, None), ("uint8", None, 2), ("uint8", 1, 5), ("int8", None, 3),
+              ("int16", 2, 9), ("uint16", None, None), ("int32", None, None), ("int32", 4, 30),
+              ("uint64", None, None), ("int64", None, None), ("int64", 3, 40), ("uint32", 0, 16)]
+
+
+@pytest.mark.parametrize("ns", NAMESPACES)
+@pytest.mark.parametrize("dtype,first,last", PACK_CASES)
+@pytest.mark.parametrize("padding", ["none", "first_byte", "last_byte"])
+def test_packbits_kernels(ns: Any, dtype: str, first: Any, last: Any, padding: str) -> None:
+    from numcodecs_ext.core import packbits as pb
+
+    mod, put, get = ns
+    dt = np.dtype(dtype)
+    f, la = pb.check_bits(dt, first, last)
+    if dt.kind == "b":
+        v = np.array([1, 0, 1, 1, 0, 0, 1], bool)
+    else:
+        lo, hi = (-(1 << la), (1 << la) - 1) if dt.kind == "i" else (0, (1 << (la + 1)) - 1)
+        v = np.array([lo, hi, 0, 1, lo // 3, hi // 5, hi - 1], dtype=dt) >> f << f
+    for data in (v, v[:1], v[:5]):
+        cpu = pb.pack(data, f, la, padding)
+        packed = device.pack(mod, put(data), dt, f, la, padding)
+        full_signed = dt.kind == "i" and la - f + 1 == 8 * dt.itemsize
+        if packed is None:  # bit reinterpretation of a full-width signed type: numpy only
+            assert mod is xp and full_signed
+            continue
+        assert same(cpu, get(packed))
+        back = device.unpack(mod, put(cpu), dt, data.size, f, la, padding)
+        if back is None:
+            assert mod is xp and full_signed
+            continue
+        assert same(pb.unpack(cpu, dt, data.size, f, la, padding), get(back))
+    if dt.kind in "iu" and la < 8 * dt.itemsize - 1:  # a value that does not fit: declined
+        assert device.pack(mod, put(np.array([hi + 1], dt)), dt, f, la, padding) is None
+    if padding != "none":  # a corrupt padding byte: declined (the CPU path raises)
+        bad = pb.pack(v, f, la, padding).copy()
+        bad[0 if padding == "first_byte" else -1] ^= 8
+        assert device.unpack(mod, put(bad), dt, v.size, f, la, padding) is None

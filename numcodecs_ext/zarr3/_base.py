@@ -528,7 +528,12 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         arr = chunk_array.as_ndarray_like()
-        if not isinstance(arr, np.ndarray):  # on another device: through the host, explicitly
+        if not isinstance(arr, np.ndarray):  # on another device (see ArrayArrayV3)
+            xp = device.namespace(arr)
+            packed = None if xp is None else self.codec.device_encode(xp, arr)  # type: ignore[attr-defined]
+            if packed is not None:
+                return chunk_spec.prototype.buffer.from_array_like(packed)
+            # no device kernel for this chunk: through the host, explicitly
             encoded = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
             return chunk_spec.prototype.buffer.from_bytes(
                 encoded if not isinstance(encoded, np.ndarray)
@@ -541,6 +546,12 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
     def _decode_sync(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
         data = chunk_bytes.as_array_like()
         on_device = not isinstance(data, np.ndarray)
+        if on_device:
+            xp = device.namespace(data)
+            values = None if xp is None else self.codec.device_decode(  # type: ignore[attr-defined]
+                xp, data, tuple(chunk_spec.shape), _native(chunk_spec))
+            if values is not None:
+                return chunk_spec.prototype.nd_buffer.from_ndarray_like(values)
         decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
             chunk_bytes.as_numpy_array() if on_device else data,
             tuple(chunk_spec.shape), _native(chunk_spec)
