@@ -265,6 +265,19 @@ def codec_cases() -> list[tuple[str, Any, str, bool]]:
                                         else {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}),
                                    dt, True))
                     cases.append((f"{name}-{dt}-{target}-strict", make(data_type=target), dt, False))
+            for rounding in ("towards-zero", "towards-positive", "towards-negative", "nearest-away"):
+                cases.append((f"{name}-float64-int8-{rounding}", make(
+                    data_type="int8", rounding=rounding, out_of_range="clamp",
+                    scalar_map={"encode": [["NaN", -128], ["Infinity", 127], ["-Infinity", -127]]}),
+                    "float64", True))
+            for dt in ("int32", "uint16", "float32"):
+                cases.append((f"{name}-{dt}-wrap", make(data_type="uint8", out_of_range="wrap"),
+                               dt, True))
+            # a NaN key given as bits (matched exactly: on the host), and the "NaN" key after it
+            cases.append((f"{name}-float32-hex-key", make(
+                data_type="uint8", out_of_range="clamp",
+                scalar_map={"encode": [["0x7fc00001", 9], ["NaN", 0]], "decode": [[0, "NaN"]]}),
+                "float32", True))
         elif base == "bitround":
             for dt in (*STRICT_FLOATS, *INTS):
                 cases.append((f"{name}-{dt}", make(keepbits=3), dt, True))
