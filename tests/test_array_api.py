@@ -543,3 +543,34 @@ def test_packbits_kernels(ns: Any, dtype: str, first: Any, last: Any, padding: s
         bad = pb.pack(v, f, la, padding).copy()
         bad[0 if padding == "first_byte" else -1] ^= 8
         assert device.unpack(mod, put(bad), dt, v.size, f, la, padding) is None
+
+
+def _old_numpy_like() -> Any:
+    """numpy's module without the array API's own spellings, as older cupy's is."""
+    import types
+
+    hidden = {"permute_dims", "concat", "astype", "bitwise_left_shift", "bitwise_right_shift",
+              "__array_namespace_info__"}
+    return types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np)
+                                    if not k.startswith("_") and k not in hidden})
+
+
+def test_a_numpy_like_module_serves_as_the_namespace() -> None:
+    from numcodecs_ext.core import packbits as pb
+
+    mod = device.ModuleNamespace(_old_numpy_like())
+    a = np.arange(24.0).reshape(2, 3, 4)
+    assert same(device.transpose(mod, a, (2, 0, 1)), a.transpose(2, 0, 1))
+    pm = PreparedMap([], np.dtype("float64"), np.dtype("int16"))
+    v = np.array([-2.5, 0.5, 1.5, 1e6, -0.0])
+    got = device.cast(mod, v, np.dtype("float64"), np.dtype("int16"), rounding="nearest-away",
+                      out_of_range="clamp", scalar_map=pm, exact=False)
+    assert same(got, cast_array(v, "int16", rounding="nearest-away", out_of_range="clamp"))
+    u = np.array([1, 5, 7, 0, 3], "uint8")
+    packed = device.pack(mod, u, np.dtype("uint8"), 0, 2, "last_byte")
+    assert same(packed, pb.pack(u, 0, 2, "last_byte"))
+    assert same(device.unpack(mod, packed, np.dtype("uint8"), 5, 0, 2, "last_byte"), u)
+    keep = bitround_plan(np.dtype("float32"))
+    f = np.array([1.2345, -7.5e-3, np.inf], "float32")
+    assert same(device.bitround(mod, f, np.dtype("float32"), 4, keep.mantissa, keep.precision),
+                cpu_bitround(f, 4))

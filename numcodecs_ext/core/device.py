@@ -30,7 +30,7 @@ import numpy as np
 
 from ..dtypes import NumericInfo, numeric_info
 
-__all__ = ["bitround", "cast", "namespace", "numpy_dtype", "pack", "reshape", "scale_offset", "transpose",
+__all__ = ["ModuleNamespace", "bitround", "cast", "namespace", "numpy_dtype", "pack", "reshape", "scale_offset", "transpose",
            "unpack"]
 
 #: the data types of the array API standard that the kernels take
@@ -38,11 +38,35 @@ _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float16", "float32", "float64")
 
 
+class ModuleNamespace:
+    """A numpy-like library's module as the namespace the kernels use: the few names of the
+    standard that such a module spells otherwise are mapped (older cupy has neither
+    ``__array_namespace__`` nor ``permute_dims``, ``concat`` or ``astype``)."""
+
+    _ALIASES = {"permute_dims": "transpose", "concat": "concatenate",
+                "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    @staticmethod
+    def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Any:
+        return x.astype(dtype, copy=copy)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._module, name, None)
+        if found is None and name in self._ALIASES:
+            found = getattr(self._module, self._ALIASES[name], None)
+        if found is None:
+            raise AttributeError(name)
+        return found
+
+
 def namespace(arr: Any) -> Any:
-    """The array API namespace of a non-numpy array, or None: a numpy array, or an array that
-    neither implements the protocol (``__array_namespace__``) nor is known to
-    ``array_api_compat`` where that is installed (it wraps older cupy); the host path takes
-    those."""
+    """The array API namespace of a non-numpy array, or None (a numpy array): the array's
+    ``__array_namespace__()``; else ``array_api_compat``'s wrapper where that is installed;
+    else, for a cupy array, the cupy module through :class:`ModuleNamespace`. An array none of
+    these covers gets None too, and the host path."""
     if isinstance(arr, (np.ndarray, np.generic)):
         return None
     get = getattr(arr, "__array_namespace__", None)
@@ -54,11 +78,18 @@ def namespace(arr: Any) -> Any:
     try:
         import array_api_compat
     except ImportError:  # (optional: not a dependency)
-        return None
-    try:
-        return array_api_compat.array_namespace(arr)
-    except TypeError:
-        return None
+        pass
+    else:
+        try:
+            return array_api_compat.array_namespace(arr)
+        except TypeError:
+            pass
+    root = type(arr).__module__.partition(".")[0]
+    if root == "cupy":
+        import sys
+
+        return ModuleNamespace(sys.modules["cupy"])
+    return None
 
 
 def numpy_dtype(xp: Any, dtype: Any) -> np.dtype | None:
