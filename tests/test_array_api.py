@@ -454,7 +454,7 @@ def test_cast_kernel(ns: Any, rounding: str, mode: Any) -> None:
                     ran += 1
                     assert cpu[0] == "ok", (src, tgt, pairs, v, cpu)
                     assert same(cpu[1], get(r)), (src, tgt, rounding, mode, v, cpu[1], get(r))
-    assert ran > 40  # the kernels take the common casts
+    assert ran >= 85  # the kernels take the common casts (90 to 195 of the combinations here)
 
 
 def test_namespace_of_numpy_is_the_host_path() -> None:

@@ -101,14 +101,17 @@ def numpy_dtype(xp: Any, dtype: Any) -> np.dtype | None:
 
 
 def _declines(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A function the namespace does not have, or does not take these arguments to, declines.
-    (numpy's own namespace warns of the overflows the kernels detect and decline for.)"""
+    """A function the namespace does not have, or does not take these arguments to, declines,
+    as does anything else a library refuses (a device mismatch, an index form): the host path
+    is the authority, a kernel only a faster way to its result. (numpy's own namespace warns of
+    the overflows the kernels detect and decline for.)"""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             with np.errstate(all="ignore"):
                 return fn(*args, **kwargs)
-        except (AttributeError, NotImplementedError, OverflowError, TypeError):
+        except (AttributeError, IndexError, NotImplementedError, OverflowError, TypeError,
+                ValueError):
             return None
     return wrapper
 
