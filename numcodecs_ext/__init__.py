@@ -15,6 +15,11 @@ Transpose(order=[1, 0])
 
 from __future__ import annotations
 
+from . import _command
+
+if _command.is_command():  # numcodecs-ext itself: no traceback from a Ctrl-C during the imports below
+    _command.guard()
+
 from importlib.metadata import PackageNotFoundError, version
 
 from ._registry import register_all

@@ -4,9 +4,9 @@ Without a command it runs the demonstration (``demo``). Each tool is a Python fu
 module gives the command line (``add_arguments(parser)``) and runs it (``run(args)``), raising
 :class:`~numcodecs_ext.tools.errors.UsageError` or
 :class:`~numcodecs_ext.tools.errors.ToolError`. This module turns those into messages and exit
-statuses (0 done, 1 the work failed, 2 the command cannot run as given), ends quietly when the
-reader of its output goes away (``numcodecs-ext info | head -n 1``), and never prints a traceback
-(set ``NUMCODECS_EXT_TRACEBACK=1`` to see one for an unexpected error).
+statuses (0 done, 1 the work failed, 2 the command cannot run as given, 130 interrupted), ends
+quietly when the reader of its output goes away (``numcodecs-ext info | head -n 1``), and never
+prints a traceback (set ``NUMCODECS_EXT_TRACEBACK=1`` to see one for an unexpected error).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from .tools.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
+from . import _command
+from .tools.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -46,8 +47,9 @@ check it, and print compression ratio, error and speed (the same as `numcodecs-e
 
 EPILOG = """exit status (every command):
   0  done (and verified, where the command verifies)
-  1  the work failed: unreadable or corrupt data, a failed verification, an interruption
+  1  the work failed: unreadable or corrupt data, a failed verification
   2  the command cannot run as given: an invalid argument, a missing or wrong path
+  130  interrupted (Ctrl-C): the command ends by SIGINT, which shells report as 130
 
 `numcodecs-ext COMMAND --help` describes each command."""
 
@@ -149,6 +151,10 @@ def _unknown_command(word: str) -> int:
     return EXIT_USAGE
 
 
+#: whether the command's tool has started (an interruption before it has written nothing)
+_STARTED = {"tool": False}
+
+
 def _run(argv: list[str]) -> int:
     quiet = []  # numcodecs-ext -q COMMAND ...: the option belongs to the command
     while argv and argv[0] in ("-q", "--quiet"):
@@ -167,6 +173,7 @@ def _run(argv: list[str]) -> int:
                                'pip install "numcodecs_ext[xarray]" installs what every tool needs')
         return EXIT_USAGE
     args = parser.parse_args(argv)  # argparse exits 2 itself on a usage error
+    _STARTED["tool"] = True
     try:
         status = args._run(args)
     except (KeyboardInterrupt, BrokenPipeError):
@@ -243,14 +250,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     A closed pipe ends the command quietly: when the reader of the results (stdout) went away
     (``| head``), the status is 0 (or the command's own, if it had finished); when stderr went
     away while the command worked, 1 (its work is left incomplete, as after any interruption).
+
+    An interruption (Ctrl-C, SIGINT) is told in one line, what was being written left as it is
+    (every tool's writes resume or open as incomplete): called with ``argv``, the status is 130;
+    as the program itself (no ``argv``), the process ends by SIGINT after Python's clean-up, which
+    a shell reports as 130 (128 + 2) and which stops a shell loop or script running it, as Ctrl-C
+    stops any program. From then on a second Ctrl-C ends the process at once.
     """
-    if argv is None:  # the program itself (not a caller's test of it)
-        _quiet_shutdown()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    _tolerant_streams()
+    program = argv is None  # the program itself (not a caller's test of it)
     status = None
+    _STARTED["tool"] = False
     try:
-        status = _run(argv)
+        if program:
+            _command.guard()  # already done on import when the process is the command
+            _quiet_shutdown()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        _tolerant_streams()
+        try:
+            status = _run(argv)
+        except SystemExit as e:  # argparse's --help, --version and usage errors: flushed below
+            if not program:
+                raise
+            status = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
         sys.stdout.flush()
         return status
     except BrokenPipeError:
@@ -262,9 +285,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
         return EXIT_OK if out_gone and not err_gone else EXIT_FAILED
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; anything being written was left incomplete and does not "
-              "open as complete", file=sys.stderr)
-        return 130
+        if program:
+            _end_at_next_interrupt()
+        told = ("interrupted; anything being written was left incomplete and does not open as complete"
+                if _STARTED["tool"] else "interrupted while starting; nothing was written")
+        try:
+            print(f"\n{PROG}: {told}", file=sys.stderr)
+        except (OSError, ValueError):  # stderr gone too
+            pass
+        if not program:
+            return EXIT_INTERRUPTED
+        _command.reported()
+        raise  # Python ends the process by SIGINT once it has cleaned up; the hook prints nothing
+    finally:
+        if program:
+            _end_at_next_interrupt()
+
+
+def _end_at_next_interrupt() -> None:
+    """A Ctrl-C from now on (the command is ending: Python's clean-up, its threads) ends the
+    process by SIGINT at once, with no Python code run and no traceback."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except (ValueError, OSError):  # not the main thread: Python delivers signals only there anyway
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,8 @@ The journal is a prefix of the destination, :data:`PREFIX`, holding
   ETag), the conversion's options and a digest of the metadata it will commit (chunks, codecs,
   types, attributes). A run resumes only a journal whose stamp equals its own; any other is an
   interrupted conversion of something else, and the run starts over.
+* ``plan.json``, written once the runs are planned: how many there are (``{"runs": M,
+  "chunks": C}``), so that ``numcodecs-ext inspect`` tells how far an interrupted conversion got.
 * ``runs/<i>``, one small object per finished *run* (a block of whole chunks of one array),
   written by the task that wrote it, after its chunks: ``{"state": "written" | "verified",
   "checked": k, "worst": d}``. A run without its object is written again.
@@ -35,12 +37,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..tools.leftovers import CONVERT_JOURNAL
 from ..tools.storage import Location, ObjectNotFound
 
 __all__ = ["PREFIX", "Journal", "is_journal_key"]
 
 #: where the journal lives below the destination (not a zarr node: no metadata document)
-PREFIX = ".numcodecs-ext-convert"
+PREFIX = CONVERT_JOURNAL
 
 
 def is_journal_key(key: str) -> bool:
@@ -70,6 +73,18 @@ class Journal:
     def start(self, stamp: dict[str, Any]) -> None:
         """Begin a journal (before anything of the conversion is written)."""
         self.location.write(f"{PREFIX}/stamp.json", json.dumps(stamp, sort_keys=True, indent=1).encode())
+
+    def describe(self, plan: dict[str, Any]) -> None:
+        """Record what the conversion will write (``{"runs": M, "chunks": C}``), for inspect."""
+        self.location.write(f"{PREFIX}/plan.json", json.dumps(plan, sort_keys=True).encode())
+
+    def plan(self) -> dict[str, Any]:
+        """What :meth:`describe` recorded (empty if nothing readable was)."""
+        try:
+            plan = json.loads(self.location.read(f"{PREFIX}/plan.json"))
+        except (ObjectNotFound, ValueError):
+            return {}
+        return plan if isinstance(plan, dict) else {}
 
     def mark(self, index: int, state: str, *, checked: int = 0, worst: float = 0.0) -> None:
         """Record run ``index`` as ``written`` (its chunks are all in the destination) or

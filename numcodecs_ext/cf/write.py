@@ -147,6 +147,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if records:
             records = _still_there(plans, records, present, zarr_format)
         runs, eager_checks = _runs(plans, verify, records, outcome, differences)
+        journal.describe({"runs": len(runs), "chunks": outcome.chunks})
         todo = [r for r in runs if r.data is not None or r.checks]
         outcome.finished = not todo
         _run_all(job, todo, loc, differences, outcome, progress)

@@ -193,6 +193,20 @@ class ExtCodec(Codec):
     dtype: np.dtype | None = None
     _dtype_order: str = "="
 
+    #: How the codec treats arrays of other libraries (zarr's GPU mode): "device" (its own
+    #: kernels on the array's namespace, see :mod:`numcodecs_ext.core.device`) or "host" (the
+    #: chunk is moved to the host explicitly and back). Either way the result is the CPU one.
+    device_support: ClassVar[str] = "host"
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        """``encode_chunk`` of a non-numpy array on its own device through its array API
+        namespace ``xp``, or None: then the caller runs ``encode_chunk`` on a host copy."""
+        return None
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``decode_chunk`` on the device, or None (see :meth:`device_encode`)."""
+        return None
+
     def _dtype_json(self) -> str:
         """The ``dtype`` key as written: the zarr v3 name, or a numpy spelling if not native."""
         from ..dtypes import dtype_name

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core import bitround as core
+from ..core import device
 from ..dtypes import parse_dtype, scalar_to_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, decode_elementwise, deliver, out_dtype, typed
@@ -132,6 +133,19 @@ class BitRound(ExtCodec):
         arr = np.asarray(arr)
         self._plan(arr.dtype)
         return core.bitround(arr, self.keepbits)
+
+    device_support = "device"
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        dt = device.numpy_dtype(xp, arr.dtype)
+        if dt is None:
+            return None
+        p = self._plan(dt)
+        return device.bitround(xp, arr, dt, self.keepbits, p.mantissa, p.precision)
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        ok = device.numpy_dtype(xp, arr.dtype) == dtype and tuple(arr.shape) == tuple(shape)
+        return arr if ok else None  # decoding is the identity
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return typed(np.asarray(arr), np.dtype(dtype), tuple(shape))

@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array, reserved_codes
+from ..core import device
+from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array, is_exact_cast
+from ..core.cast_value import numeric_info, reserved_codes
 from ..core.scalar_map import ExactBits, PreparedMap
 from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
 from ..dtypes import is_nan, v3_dtype_from_json
@@ -304,6 +306,24 @@ class CastValue(ExtCodec):
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
         return self._encode_array(np.asarray(arr))
+
+    device_support = "device"
+
+    def _device(self, xp: Any, arr: Any, dtype: np.dtype, direction: str) -> Any:
+        args = self.cast_arguments(dtype, direction)
+        src = dtype if direction == "encode" else self.data_type
+        tgt = args.pop("dtype")
+        exact = is_exact_cast(numeric_info(src), numeric_info(tgt))
+        return device.cast(xp, arr, src, tgt, exact=exact, **args)
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        dt = device.numpy_dtype(xp, arr.dtype)
+        return None if dt is None else self._device(xp, arr, dt, "encode")
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        if device.numpy_dtype(xp, arr.dtype) != self.data_type or tuple(arr.shape) != tuple(shape):
+            return None
+        return self._device(xp, arr, np.dtype(dtype), "decode")
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         enc = typed(np.asarray(arr), self.data_type).reshape(shape)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import device
 from ..core import packbits as core
 from ..dtypes import dtype_name, parse_dtype
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
@@ -205,6 +206,24 @@ class PackBits(ExtCodec):
         kw = self._kw(arr.dtype.newbyteorder("="))
         self._check_fits(arr)
         return core.pack(arr, **kw)
+
+    device_support = "device"
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        dt = device.numpy_dtype(xp, arr.dtype)
+        if dt is None or self.bit_order != "little":
+            return None
+        kw = self._kw(dt)
+        return device.pack(xp, arr, dt, kw["first_bit"], kw["last_bit"], self.padding_encoding)
+
+    def device_decode(self, xp: Any, data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        dt = np.dtype(dtype)
+        if self.bit_order != "little":
+            return None
+        kw = self._kw(dt)
+        values = device.unpack(xp, data, dt, math.prod(shape), kw["first_bit"], kw["last_bit"],
+                               self.padding_encoding)
+        return None if values is None else device.reshape(xp, values, shape)
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dt = np.dtype(dtype)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import device
 from ..core import reshape as core
 from ..dtypes import parse_dtype
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
@@ -125,6 +126,16 @@ class Reshape(ExtCodec):
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
         arr = np.asarray(arr)
         return core.reshape(arr, self.output_shape(arr.shape))
+
+    device_support = "device"
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        return device.reshape(xp, arr, self.output_shape(arr.shape))
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        if device.numpy_dtype(xp, arr.dtype) != dtype:
+            return None
+        return device.reshape(xp, arr, shape)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return core.reshape(typed(np.asarray(arr), np.dtype(dtype)), shape)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import device
 from ..core import scale_offset as core
 from ..dtypes import check_numeric_json, dtype_name
 from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
@@ -149,6 +150,25 @@ class ScaleOffset(ExtCodec):
         arr = np.asarray(arr)
         off, sc = self._parameters(arr.dtype.newbyteorder("="))
         return core.encode(arr, off, sc)
+
+    device_support = "device"
+
+    def _device(self, xp: Any, arr: Any, dtype: np.dtype | None, direction: str) -> Any:
+        dt = device.numpy_dtype(xp, arr.dtype)
+        if dt is None or (dtype is not None and dt != dtype):
+            return None
+        off, sc = self._parameters(dt)
+        kernel_off, kernel_sc = core.checked_parameters(dt, off, sc)
+        bounds = core.integer_bounds(dt, kernel_off, kernel_sc, direction)
+        return device.scale_offset(xp, arr, dt, kernel_off, kernel_sc, direction, bounds)
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        return self._device(xp, arr, None, "encode")
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        if tuple(arr.shape) != tuple(shape):
+            return None
+        return self._device(xp, arr, np.dtype(dtype), "decode")
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dt = np.dtype(dtype)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import _native
+from ..core import _native, device
 from ..core.transpose import chunk_transposer, inverse_order, normalize_order, small, transpose
 from ..dtypes import parse_dtype
 from ._base import ExtCodec, parse_decoded_dtype
@@ -221,6 +221,16 @@ class Transpose(ExtCodec):
             run = self._keep_chunk_path(key, self._transposer(arr, self.permutation(arr.ndim)))
         return run(arr)  # type: ignore[no-any-return]
 
+
+    device_support = "device"
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        return device.transpose(xp, arr, self.permutation(arr.ndim))
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        if device.numpy_dtype(xp, arr.dtype) != dtype or arr.shape != self._encoded_shape(shape):
+            return None
+        return device.transpose(xp, arr, inverse_order(self.permutation(len(shape))))
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         arr = np.asarray(arr)

@@ -28,7 +28,8 @@ from ._blocks import BLOCK, contiguous, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
 from .codetable import exactly
 
-__all__ = ["block_kernel", "check_parameters", "checked_parameters", "decode", "encode"]
+__all__ = ["block_kernel", "check_parameters", "checked_parameters", "decode", "encode",
+           "integer_bounds"]
 
 
 def _as_param(value: Any, info: NumericInfo, name: str) -> Any:
@@ -134,6 +135,15 @@ def _decode_bounds(info: NumericInfo, off: int, sc: int) -> tuple[int, int]:
     qlo, qhi = max(lo, lo - off), min(hi, hi - off)
     a, b = sorted((qlo * sc, qhi * sc))
     return max(lo, a), min(hi, b)
+
+
+def integer_bounds(dtype: Any, off: Any, sc: Any, direction: str) -> tuple[int, int] | None:
+    """The inputs an integer ``dtype`` admits in ``direction`` (None for floats); ``off``/``sc``
+    as :func:`check_parameters` gives them."""
+    info = numeric_info(np.dtype(dtype))
+    if not info.is_int:
+        return None
+    return (_encode_bounds if direction == "encode" else _decode_bounds)(info, off, sc)
 
 
 def _prepare_out(arr: np.ndarray, info: NumericInfo, out: np.ndarray | None) -> np.ndarray:

@@ -37,9 +37,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tools.leftovers import MIGRATE_JOURNAL
+
 __all__ = ["JOURNAL", "Journal", "plan_digest", "run_digest", "source_stamps"]
 
-JOURNAL = ".numcodecs-ext-migrate.json"
+JOURNAL = MIGRATE_JOURNAL
 FORMAT = "numcodecs-ext migrate journal 1"
 
 
@@ -118,6 +120,7 @@ class Journal:
     seed: int | None = None  # --verify sample:N's seed: a resumed run checks the same chunks
     modes: dict[str, str] = field(default_factory=dict)
     runs: dict[str, dict[int, str]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)  # runs in each array (what inspect reports)
     _written: float = 0.0
     _pending: int = 0
 
@@ -130,7 +133,7 @@ class Journal:
 
     def to_bytes(self) -> bytes:
         return json.dumps({"format": FORMAT, "plan": self.plan, "source": self.source,
-                           "seed": self.seed, "modes": self.modes,
+                           "seed": self.seed, "modes": self.modes, "totals": self.totals,
                            "runs": {a: {str(k): v for k, v in sorted(r.items())} for a, r in self.runs.items()}},
                           separators=(",", ":")).encode()
 
@@ -145,6 +148,7 @@ class Journal:
             return cls(plan=str(doc["plan"]), source=str(doc.get("source", "")),
                        seed=int(seed) if seed is not None else None,
                        modes={str(k): str(v) for k, v in doc.get("modes", {}).items()},
+                       totals={str(k): int(v) for k, v in doc.get("totals", {}).items()},
                        runs={str(a): {int(k): str(v) for k, v in r.items()}
                              for a, r in doc.get("runs", {}).items()})
         except (ValueError, TypeError, KeyError, AttributeError) as e:

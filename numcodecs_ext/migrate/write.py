@@ -25,7 +25,7 @@ from ..tools.verifying import VerifyPlan, parse_verify
 from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
 from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, open_source, write_refused
-from .runs import View, chunk_coords, quiet, values_in
+from .runs import View, chunk_coords, quiet, run_count, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
 from .text import counted, error, region
 
@@ -223,6 +223,8 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     with Runner(src, dst) as runner, Progress(total, "migrate", enabled=progress,
                                                chunks=sum(_grid_size(a) for a in report.arrays)) as bar:
         state.clear_stale()
+        journal.totals = {a.path: run_count(a.shape, a.chunk_shape, itemsize=a.itemsize)
+                          for a in report.arrays}
         journal.save(dst)  # before any chunk: the destination is ours, and resumable
         for array in report.arrays:
             mode = "rewrite" if (array.rewrite or rewrite_all) else "keep"

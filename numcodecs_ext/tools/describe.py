@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["describe_codec", "readers", "zarr_implementation"]
+__all__ = ["describe_codec", "number_text", "readers", "zarr_implementation"]
 
 # zarr-python's own codecs (every 3.x), and the ones it gained in 3.2
 _ZARR_BUILTIN = {"blosc", "bytes", "endian", "crc32c", "gzip", "sharding_indexed", "zstd", "vlen-utf8",
@@ -88,9 +88,76 @@ def _fmt(value: Any) -> str:
     return repr(value) if isinstance(value, str) else f"{value}"
 
 
+#: the spec's JSON spellings of the non-finite floats
+_SPECIAL = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _number(value: Any) -> float | int | None:
+    """``value`` as a number, where it is one (the spec's "NaN"/"Infinity" strings included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    return _SPECIAL.get(value) if isinstance(value, str) else None
+
+
+def number_text(value: Any) -> str:
+    """A number as a reader reads it: the shortest text that gives it back (``-1.46875``,
+    ``1e-300``), NaN and Infinity bare; anything else as it stands.
+
+    >>> number_text(-1.46875), number_text("NaN"), number_text(1e300), number_text("0x7fc00000")
+    ('-1.46875', 'NaN', '1e+300', "'0x7fc00000'")
+    """
+    n = _number(value)
+    if n is None:
+        return _fmt(value)
+    if isinstance(n, float) and n != n:
+        return "NaN"
+    if n in (float("inf"), float("-inf")):
+        return "Infinity" if n > 0 else "-Infinity"
+    return repr(n)
+
+
+def _plus(value: Any) -> str:
+    """`` + v`` or `` - |v|``: a term added, its sign folded into the operator."""
+    n = _number(value)
+    if n is not None and n == n and n < 0:
+        return f" - {number_text(-n)}"
+    return f" + {number_text(value)}"
+
+
+def _minus(value: Any) -> str:
+    """`` - v`` or `` + |v|``: a term subtracted, its sign folded into the operator."""
+    n = _number(value)
+    if n is not None and n == n and n < 0:
+        return f" + {number_text(-n)}"
+    return f" - {number_text(value)}"
+
+
+def _factor(value: Any) -> str:
+    """A multiplier or divisor: in parentheses when negative (``* (-2092.83)``)."""
+    n = _number(value)
+    text = number_text(value)
+    return f"({text})" if n is not None and n == n and n < 0 else text
+
+
+def _affine(offset: Any, scale: Any, *, rounded: bool = False) -> tuple[str, str]:
+    """The stored and read formulas of ``(x - offset) * scale``, an offset of 0 or a scale of 1
+    left out, signs folded (``(x + 1.46875) * (-2092.83)``, not ``(x - -1.46875) * -2092.83``)."""
+    no_offset, unit = _number(offset) == 0, _number(scale) == 1
+    shifted = "x" if no_offset else f"x{_minus(offset)}"
+    stores = shifted if unit else f"({shifted}) * {_factor(scale)}" if not no_offset else f"x * {_factor(scale)}"
+    if rounded:
+        stores = f"round({stores})"
+    reads = "x" if unit else f"x / {_factor(scale)}"
+    if not no_offset:
+        reads += _plus(offset)
+    return stores, reads
+
+
 def _scale_offset(c: Mapping[str, Any]) -> str:
-    return (f"stores (x - {_fmt(c.get('offset', 0))}) * {_fmt(c.get('scale', 1))}; "
-            f"reads x / {_fmt(c.get('scale', 1))} + {_fmt(c.get('offset', 0))}")
+    stores, reads = _affine(c.get("offset", 0), c.get("scale", 1))
+    return f"stores {stores}; reads {reads}"
 
 
 def _cast_value(c: Mapping[str, Any]) -> str:
@@ -98,9 +165,9 @@ def _cast_value(c: Mapping[str, Any]) -> str:
              f"out of range: {c.get('out_of_range') or 'an error'}"]
     smap = c.get("scalar_map") or {}
     for k, v in smap.get("encode", []):
-        words.append(f"{k} stored as {v}")
+        words.append(f"{number_text(k)} stored as {number_text(v)}")
     for k, v in smap.get("decode", []):
-        words.append(f"{k} read as {v}")
+        words.append(f"{number_text(k)} read as {number_text(v)}")
     return ", ".join(words)
 
 
@@ -151,7 +218,7 @@ _V3: dict[str, Callable[[Mapping[str, Any]], str]] = {
                         + (f", typesize {c['typesize']}" if c.get("typesize") else "")),
     "crc32c": lambda c: "crc32c checksum",
     "numcodecs.fixedscaleoffset": lambda c: (
-        f"numcodecs FixedScaleOffset: stores round((x - {c.get('offset')}) * {c.get('scale')}) as "
+        f"numcodecs FixedScaleOffset: stores {_affine(c.get('offset'), c.get('scale'), rounded=True)[0]} as "
         f"{c.get('astype')} (wraps silently)"),
     "numcodecs.astype": lambda c: f"numcodecs AsType: stored as {c.get('encode_dtype')}",
 }

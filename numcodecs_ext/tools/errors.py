@@ -8,11 +8,13 @@ exit  meaning
 ====  =====================================================================================
 0     the work was done (and verified, where the command verifies)
 1     the work failed: unreadable or corrupt data, a verification that did not hold, a
-      store or file that cannot be converted, an interruption (:class:`ToolError`, and any
-      other error a tool meets while working)
+      store or file that cannot be converted (:class:`ToolError`, and any other error a tool
+      meets while working)
 2     the command cannot run as given: an invalid or out-of-range argument, a path that does
       not exist or is the wrong kind of thing, a destination that exists or overlaps the
       source (:class:`UsageError`, and argparse's own errors)
+130   interrupted (Ctrl-C, SIGINT): the command ends by the signal, which a shell reports as
+      130 (128 + 2); :func:`numcodecs_ext.cli.main` called with arguments returns 130
 ====  =====================================================================================
 
 Messages name what is wrong, the value, and what would be valid; they never show a numpy repr or
@@ -30,11 +32,12 @@ numcodecs_ext.tools.errors.UsageError: --chunk-mib 0: give a size above 0
 
 from __future__ import annotations
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ToolError", "UsageError", "VerificationError"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ToolError", "UsageError", "VerificationError"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a program that Ctrl-C ended
 
 
 class UsageError(ValueError):

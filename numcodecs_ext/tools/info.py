@@ -26,7 +26,8 @@ def info() -> dict[str, Any]:
         ``kernels`` (which compiled kernels run, or why none), ``libzfp`` (the library loaded, or
         None) and ``libzfp_error``, ``numcodecs_ids`` (numcodecs id -> our class), and
         ``zarr_names`` (every zarr v3 name we register, ``numcodecs.*`` included -> ``ours``, the
-        class zarr ``uses`` for it, and ``why``).
+        class zarr ``uses`` for it, ``why``, and ``gpu``: how ours runs in zarr's GPU mode,
+        ``"device"`` (on the chunk's own device) or ``"host"`` (moved to the host and back)).
 
     Examples
     --------
@@ -54,10 +55,13 @@ def info() -> dict[str, Any]:
         libzfp, libzfp_error = repr(_libzfp.load()), None
     except ImportError as exc:
         libzfp, libzfp_error = None, str(exc)
+    from .._registry import _load
+
     names = {}
     for name, path in ZARR.items():
         uses, why = zarr_choice(name)
-        names[name] = {"ours": path.replace(":", "."), "uses": uses, "why": why}
+        gpu = _load(path).numcodecs_class.device_support
+        names[name] = {"ours": path.replace(":", "."), "uses": uses, "why": why, "gpu": gpu}
     return {
         "versions": {"numcodecs_ext": __version__, "numpy": np.__version__,
                      "numcodecs": numcodecs.__version__, "zarr": zarr.__version__,
@@ -81,11 +85,21 @@ def format_info(found: dict[str, Any]) -> list[str]:
              f"libzfp: {found['libzfp']}" if found["libzfp"] else f"libzfp: unavailable ({found['libzfp_error']})",
              "numcodecs ids: " + ", ".join(found["numcodecs_ids"]),
              "zarr v3 names: " + ", ".join(found["zarr_names"]),
+             *_gpu_lines(found["zarr_names"]),
              "implementation zarr uses for each name:"]
     width = max(map(len, found["zarr_names"]))
     for name, entry in found["zarr_names"].items():
         lines.append(f"  {name:{width}}  {entry['uses']}  ({entry['why']})")
     return lines
+
+
+def _gpu_lines(names: dict[str, Any]) -> list[str]:
+    by = {kind: [n for n, e in names.items() if e.get("gpu") == kind] for kind in ("device", "host")}
+    return ["zarr's GPU mode (zarr.config.enable_gpu(), cupy chunks):",
+            "  on the device: " + ", ".join(by["device"])
+            + " (a chunk their device kernels decline, e.g. one with an out-of-range value, "
+              "goes through the host and gives the CPU result or error)",
+            "  through the host (copied there and back explicitly): " + ", ".join(by["host"])]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .arrays import MetadataError, array_entry, short, views_disagree
+from .describe import number_text
 from .errors import ToolError, UsageError
+from .leftovers import describe, is_journal_key
 from .storage import (
     Listing,
     Location,
@@ -210,13 +212,16 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
         follow the spec, links that dangle or loop, under ``problems`` (path and what is wrong),
         never raised. A node with both zarr v3 and zarr v2 metadata (a ``migrate --in-place``
         result) appears once per format, its path listed in ``both_formats``, and ``finish`` is
-        the command that removes the v2 metadata.
+        the command that removes the v2 metadata. A destination an interrupted ``convert`` or
+        ``migrate`` left (its journal is there) is described under ``interrupted`` (the tool,
+        its source, the runs of chunks done and planned, what to do) and as a problem, whether
+        or not any of its metadata was written yet.
 
     Raises
     ------
     UsageError
         ``store`` does not exist, is a file that is not a zip archive, is a directory without
-        zarr metadata, or is a URL of an unknown scheme or one whose package is missing; its
+        zarr metadata or the journal of an interrupted write, or is a URL of an unknown scheme or one whose package is missing; its
         bucket does not exist or access is denied
         (:class:`~numcodecs_ext.tools.storage.StoreNotFound`,
         :class:`~numcodecs_ext.tools.storage.AccessDenied`).
@@ -239,8 +244,20 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     """
     loc, listing = _open(store, storage_options)
     listing = listing or _listing(loc)
-    nodes, leftovers = _nodes(listing.files, listing.unsized)
+    files = {k: v for k, v in listing.files.items() if not is_journal_key(k)}
+    nodes, leftovers = _nodes(files, listing.unsized)
     problems = [{"path": path, "problem": why} for path, why in listing.problems]
+    interrupted = []
+    if len(files) < len(listing.files):  # convert's or migrate's journal: an interrupted write
+        interrupted = describe(loc, listing.files,
+                               committed="all" if "" in nodes else "some" if nodes else "none")
+        problems = [{"path": "/", "problem": i["message"]} for i in interrupted] + problems
+    if not nodes and interrupted:
+        chunks = [k for k in files if not k.endswith(".partial")]
+        return {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
+                "notes": _leftover_notes(leftovers) + ([f"{len(chunks)} chunk file(s) ({_size(sum(files[k] for k in chunks))}) "
+                                                        "without metadata"] if chunks else []),
+                "both_formats": [], "finish": None, "interrupted": interrupted}
     if not nodes:
         if problems:
             raise ToolError(f"{loc.display}: no zarr metadata could be read: "
@@ -249,7 +266,7 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     keys = [f"{n.path}/{d}" if n.path else d for n in nodes.values() for d in n.documents]
     documents = _read_all(loc, keys)
     out: dict[str, Any] = {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
-                           "notes": [], "both_formats": [], "finish": None}
+                           "notes": [], "both_formats": [], "finish": None, "interrupted": interrupted}
     for node in sorted(nodes.values(), key=lambda n: (n.path.count("/") if n.path else -1, n.path)):
         node.documents.sort(key=_NODE_FILES.index)  # zarr.json first: what zarr opens
         views: dict[str, dict[str, Any]] = {}
@@ -296,10 +313,15 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
             "open them as zarr v3 (and warn about the v2 metadata on every open); zarr v2 readers still see "
             f"the v2 view. Once the v3 view reads as it should, `{out['finish']}` finishes the migration "
             "(removes the v2 metadata).")
-    if leftovers:
-        out["notes"].append(f"{len(leftovers)} temporary file(s) of an interrupted write (*.partial), "
-                            f"e.g. {leftovers[0]}: not part of any array; safe to delete")
+    out["notes"].extend(_leftover_notes(leftovers))
     return out
+
+
+def _leftover_notes(leftovers: list[str]) -> list[str]:
+    if not leftovers:
+        return []
+    return [f"{len(leftovers)} temporary file(s) of an interrupted write (*.partial), e.g. {leftovers[0]}: "
+            "not part of any array; safe to delete"]
 
 
 def _node_type(document: str, meta: dict[str, Any]) -> str:
@@ -335,6 +357,13 @@ def _size(n: int | None) -> str:
     return ""  # pragma: no cover
 
 
+def _fill_text(value: Any) -> str:
+    """A fill value as a number reads (``NaN``, ``-1.5``), other values as their JSON."""
+    if value in ("NaN", "Infinity", "-Infinity") or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return number_text(value)
+    return short(value)
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The human-readable form of :func:`inspect_store`'s result."""
     paths = {a["path"] for a in report["arrays"]}
@@ -357,7 +386,7 @@ def format_report(report: dict[str, Any]) -> str:
         stored = (f"stored in {files} (size unknown: the listing gives no sizes)" if a["stored_bytes"] is None
                   else f"stored {_size(a['stored_bytes'])} in {files}")
         lines.append(f"  {stored}; decoded {_size(a['decoded_bytes'])}{ratio}; "
-                     f"fill value {short(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
+                     f"fill value {_fill_text(a['fill_value'])}" + (f"; order {a['order']}" if a.get("order") else ""))
         for c in a["codecs"]:
             who = ", ".join(c["readers"]) or "no known reader"
             lines.append(f"  {c['role']:>16}  {c['name']:<16} {c['words']}  [read by: {who}]")

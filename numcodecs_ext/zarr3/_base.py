@@ -22,6 +22,15 @@ codec runs both steps block by block (:mod:`numcodecs_ext.core.fused`). Anything
 touches a deferred buffer gets the computed array, so a link can only ever cost speed, never
 change a result. The async methods (zarr's default pipeline) and the sync ones (zarr 3.4's
 ``FusedCodecPipeline``) defer and fuse alike.
+
+Arrays of other libraries (zarr's GPU mode, ``zarr.config.enable_gpu()``, hands codecs cupy
+arrays): a codec whose numcodecs class has device kernels (``device_support = "device"``)
+runs them on the array's own namespace (:mod:`numcodecs_ext.core.device`); where it has none,
+or a chunk needs the CPU path's judgement, the chunk goes to the host explicitly (the buffer's
+``as_numpy_array``) and the result back through the prototype's ``from_numpy_array`` /
+``from_bytes`` (zarr's GPU buffers copy it to the device: handing them a numpy array directly
+would warn of a slow path for every chunk). Nothing converts implicitly, and
+numpy chunks never take this branch.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from zarr.core.buffer import cpu as _cpu
 from zarr.core.dtype import get_data_type_from_native_dtype
 
 from ..codecs._base import ExtCodec, refusal, show
+from ..core import device
 
 __all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
 
@@ -112,6 +122,14 @@ class _Deferred(_cpu.NDBuffer):
     def take(self, producer: Any) -> np.ndarray | None:
         """The source, if ``producer`` made this buffer and it has not been computed."""
         return self.source if self._value is None and self.producer is producer else None
+
+
+def _device_array(buf: Any) -> Any:
+    """The buffer's array if it is not a numpy array (zarr's GPU mode: cupy), else None."""
+    if isinstance(buf, _Deferred):
+        return None
+    arr = buf.as_ndarray_like()
+    return None if isinstance(arr, np.ndarray) else arr
 
 
 def _on_cpu(spec: ArraySpec) -> bool:
@@ -406,8 +424,32 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return _Deferred(producer=self, source=arr,
                          compute=lambda: self.codec.decode_chunk(arr, shape, dtype))  # type: ignore[attr-defined]
 
+    def _encode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        """Encode a non-numpy chunk (see the module docstring)."""
+        xp = device.namespace(arr)
+        result = None if xp is None else self.codec.device_encode(xp, arr)  # type: ignore[attr-defined]
+        if result is None:  # no device kernel for this chunk: on the host, explicitly
+            result = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
+
+    def _decode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        """Decode a non-numpy chunk (see the module docstring)."""
+        shape, dtype = tuple(chunk_spec.shape), _native(chunk_spec)
+        xp = device.namespace(arr)
+        result = None if xp is None else self.codec.device_decode(xp, arr, shape, dtype)  # type: ignore[attr-defined]
+        if result is None:
+            result = self.codec.decode_chunk(  # type: ignore[attr-defined]
+                chunk_array.as_numpy_array(), shape, dtype)
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
+
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         self._check_fill(chunk_spec)
+        if type(chunk_array.__dict__.get("_data")) is not np.ndarray:  # (the numpy path: one test)
+            arr = _device_array(chunk_array)
+            if arr is not None:
+                return self._encode_device(arr, chunk_array, chunk_spec)
         fusion = self._fusion_encode(chunk_array)
         if fusion is not None:
             return chunk_spec.prototype.nd_buffer.from_ndarray_like(fusion[0]())
@@ -417,6 +459,10 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return self._encode_now(chunk_array, chunk_spec)
 
     def _decode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        if type(chunk_array.__dict__.get("_data")) is not np.ndarray:
+            arr = _device_array(chunk_array)
+            if arr is not None:
+                return self._decode_device(arr, chunk_array, chunk_spec)
         fusion = self._fusion_decode(chunk_array, chunk_spec)
         if fusion is not None:
             return chunk_spec.prototype.nd_buffer.from_ndarray_like(fusion[0]())
@@ -444,6 +490,10 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         self._check_fill(chunk_spec)
+        if type(chunk_array.__dict__.get("_data")) is not np.ndarray:  # (the numpy path: one test)
+            arr = _device_array(chunk_array)
+            if arr is not None:
+                return self._encode_device(arr, chunk_array, chunk_spec)
         fusion = self._fusion_encode(chunk_array)
         if fusion is not None:
             return await self._run(*fusion, chunk_spec)
@@ -455,6 +505,10 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         return await _in_worker(self._encode_now, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
+        if type(chunk_array.__dict__.get("_data")) is not np.ndarray:
+            arr = _device_array(chunk_array)
+            if arr is not None:
+                return self._decode_device(arr, chunk_array, chunk_spec)
         fusion = self._fusion_decode(chunk_array, chunk_spec)
         if fusion is not None:
             return await self._run(*fusion, chunk_spec)
@@ -475,15 +529,37 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
     is_fixed_size: ClassVar[bool] = False
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
-        encoded = self.codec.encode_chunk(chunk_array.as_ndarray_like())  # type: ignore[attr-defined]
+        arr = chunk_array.as_ndarray_like()
+        if not isinstance(arr, np.ndarray):  # on another device (see ArrayArrayV3)
+            xp = device.namespace(arr)
+            packed = None if xp is None else self.codec.device_encode(xp, arr)  # type: ignore[attr-defined]
+            if packed is not None:
+                return chunk_spec.prototype.buffer.from_array_like(packed)
+            # no device kernel for this chunk: through the host, explicitly
+            encoded = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            return chunk_spec.prototype.buffer.from_bytes(
+                encoded if not isinstance(encoded, np.ndarray)
+                else np.ascontiguousarray(encoded).reshape(-1).view(np.uint8))
+        encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.buffer.from_array_like(
             np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray) else encoded.reshape(-1).view(np.uint8)
         )
 
     def _decode_sync(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:
+        data = chunk_bytes.as_array_like()
+        on_device = not isinstance(data, np.ndarray)
+        if on_device:
+            xp = device.namespace(data)
+            values = None if xp is None else self.codec.device_decode(  # type: ignore[attr-defined]
+                xp, data, tuple(chunk_spec.shape), _native(chunk_spec))
+            if values is not None:
+                return chunk_spec.prototype.nd_buffer.from_ndarray_like(values)
         decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
-            chunk_bytes.as_array_like(), tuple(chunk_spec.shape), _native(chunk_spec)
+            chunk_bytes.as_numpy_array() if on_device else data,
+            tuple(chunk_spec.shape), _native(chunk_spec)
         )
+        if on_device:  # back to the device explicitly (zarr's GPU buffers copy a numpy array)
+            return chunk_spec.prototype.nd_buffer.from_numpy_array(decoded)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     async def _encode_single(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:

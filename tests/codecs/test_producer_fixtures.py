@@ -127,7 +127,7 @@ def test_inspect_explains_eopf() -> None:
     assert array["chunks"] == [6, 6] and array["shards"] == [30, 18] and array["fill_value"] == "NaN"
     assert [(c["name"], c["role"]) for c in array["codecs"][:3]] == [
         ("sharding_indexed", "serializer"), ("scale_offset", "inner filter"), ("cast_value", "inner filter")]
-    assert "stores (x - -0.1) * 10000.0; reads x / 10000.0 + -0.1" in text
+    assert "stores (x + 0.1) * 10000.0; reads x / 10000.0 - 0.1" in text
     assert "stored as uint16, rounding nearest-even, out of range: an error, NaN stored as 0, 0 read as NaN" in text
     assert "chunks (6, 6) in shards (30, 18)" in text
     assert array["reader_warnings"] == []
@@ -136,7 +136,7 @@ def test_inspect_explains_eopf() -> None:
 def test_inspect_explains_the_spec_example() -> None:
     array, text = _report("spec-uint16-fill-map")
     assert [c["name"] for c in array["codecs"]] == ["cast_value", "scale_offset", "cast_value", "bytes"]
-    assert "0 stored as 1000, 1000 read as 0" in text and "stores (x - 1000) * 1" in text
+    assert "0 stored as 1000, 1000 read as 0" in text and "stores x - 1000; reads x + 1000" in text
     assert "stored as uint8" in text
     (w,) = array["reader_warnings"]  # zarrita.js <= 0.7.5 casts the unscaled fill: it cannot open it
     assert w.startswith("zarrita.js <= 0.7.5, fill value 0 (reaching this cast_value as 1000 instead of 0)")
