@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.helpers import HELPERS
 
 xr = pytest.importorskip("xarray")
 netCDF4 = pytest.importorskip("netCDF4")
 
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "netcdf"
 CORPUS = json.loads((CORPUS_DIR / "corpus.json").read_text())
 ENTRIES = CORPUS["files"]

@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 
 from numcodecs_ext.cli import COMMANDS
+from tests.helpers import HELPERS
 
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 # -- the garden of hostile inputs -------------------------------------------------------------------

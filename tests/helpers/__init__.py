@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: the repository root, and its stored fixtures
+#: the repository root, its stored fixtures, and this folder (for the helpers run as scripts)
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
+HELPERS = Path(__file__).resolve().parent
 
 #: ``NUMCODECS_EXT_FULL=1`` (CI sets it) runs the long matrices too: the tests marked ``full``
 #: (SIGKILL at every point, S3 server faults, dask clusters, the whole netCDF corpus ...) and

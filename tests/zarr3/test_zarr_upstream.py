@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import zarr
 from packaging.version import Version
+from tests.helpers import HELPERS
 
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 ZARR = Version(zarr.__version__)
 MODULES = ["tests/test_codecs/test_transpose.py"]
 if ZARR >= Version("3.2"):  # zarr's own scale_offset and cast_value

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import numcodecs_ext
-from convert_driver import write_driver
-from migrate_helpers import build_v2
+from tests.helpers.convert_driver import write_driver
+from tests.helpers.migrate_helpers import build_v2
 
 ROOT = Path(numcodecs_ext.__file__).resolve().parents[1]
 
