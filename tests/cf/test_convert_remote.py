@@ -50,6 +50,7 @@ def _claims_nothing(s3, prefix: str) -> None:
 # -- S3 ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_netcdf_in_a_bucket_to_a_bucket(s3, tmp_path):
     """The main path, from the command line: the source read in ranges from the bucket, the
     store written to the bucket, verified; xarray reads it as it decodes the file; inspect and
@@ -81,6 +82,7 @@ def test_from_python_with_a_store_object(s3, tmp_path):
 
 
 @pytest.mark.parametrize("which", ["src", "dst"])
+@pytest.mark.full
 def test_missing_bucket(s3, tmp_path, which):
     _packed(tmp_path / "t.nc", rows=4)
     s3.put("t.nc", (tmp_path / "t.nc").read_bytes())
@@ -95,6 +97,7 @@ def test_missing_source_object(s3):
     assert_clean(cli("convert", s3.url("nothing.nc"), s3.url("t.zarr"), "-q"), 2, "does not exist")
 
 
+@pytest.mark.full
 def test_access_denied_writing(guarded_server, tmp_path, monkeypatch):
     """A user who may read but not write: exit 2, access denied, no credential shown, nothing
     written."""
@@ -128,6 +131,7 @@ def _convert_while_the_server_stops(s3, tmp_path: Path, rows: int, requests: int
     return want, result
 
 
+@pytest.mark.full
 def test_server_stops_mid_run(s3, tmp_path):
     """The server stops answering after some chunks were written: exit 1 with a clear message;
     the destination holds no metadata (nothing opens), whatever chunks reached it."""
@@ -147,6 +151,7 @@ def _cluster(n: int):
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.full
 def test_on_the_default_client(tmp_path, workers, monkeypatch):
     """A distributed.Client in the calling process: the chunks are written and read back by
     the workers (other processes), a run of chunks per task, and the result verifies."""
@@ -170,6 +175,7 @@ def _tasks_done(dask_worker) -> int:
 
 
 @pytest.mark.cluster
+@pytest.mark.full
 def test_a_worker_killed_mid_run(tmp_path):
     """A worker process is killed (SIGKILL) while the chunks are written: dask runs its tasks
     again on a new worker; the result is complete and verified, or there is an error and
@@ -198,6 +204,7 @@ def test_a_worker_killed_mid_run(tmp_path):
 
 
 @pytest.mark.cluster
+@pytest.mark.full
 def test_a_sample_read_back_on_the_cluster(tmp_path, monkeypatch):
     """--verify sample:N on a cluster: the chosen chunks are read back by the tasks on the
     workers (each journal mark is written by the task that read its chunks back), the report
@@ -234,6 +241,7 @@ def _objects(s3, prefix: str) -> dict[str, bytes]:
     return {k[len(prefix):]: s3.get(k) for k in s3.keys(prefix)}
 
 
+@pytest.mark.full
 def test_killed_in_a_bucket_then_the_same_command_resumes(s3, tmp_path):
     """SIGKILL after some runs were marked, the store in a bucket: the same command resumes (and
     says so), the result equals an uninterrupted conversion object for object, the journal is
@@ -265,6 +273,7 @@ def test_killed_in_a_bucket_then_the_same_command_resumes(s3, tmp_path):
     assert not any(k.startswith(".numcodecs-ext-convert") for k in out)
 
 
+@pytest.mark.full
 def test_a_server_that_stops_then_comes_back_resumes(s3, tmp_path):
     """The server stops answering mid-run: exit 1, nothing opens, the message says the same
     command resumes; it does once the server is back, keeping what was marked."""

@@ -60,6 +60,7 @@ def _dims(store: str) -> dict[str, tuple[str, ...]]:
                 for node in tree.subtree for name, var in node.dataset.data_vars.items()}
 
 
+@pytest.mark.full
 def test_a_plain_hdf5_file_from_a_bucket_gets_sorted_dimension_names(s3, tmp_path) -> None:
     """ref_groups.h5 names no dimensions. From a bucket it is read by h5netcdf, asked for the
     sorted names (a file-wide numbering, deterministic), so -q means no warning on stderr; the

@@ -114,6 +114,7 @@ def test_letting_go_never_waits_for_another_thread_in_netcdf(tmp_path):
     assert handles_open(src) == 0  # let go of by the next call that holds the lock
 
 
+@pytest.mark.full
 def test_converting_a_file_with_strings_many_times_in_one_process(tmp_path):
     # before the shared handle this crashed within 1 to 15 conversions (6 runs of 30 out of 6)
     src = _strings(tmp_path / "s.nc")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from numcodecs_ext import BitRound, zarr3
 from numcodecs_ext.core.bitround import bitround, plan
+from tests.helpers import examples
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "interop" / "zarr-extensions-bitround"
 
@@ -206,7 +207,7 @@ def test_what_numcodecs_gets_wrong_and_we_do_not(kernels: str) -> None:
     assert got[3] == np.float32(np.ldexp(np.float32(15 / 8), 127))  # largest finite with 3 bits
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(["float16", "float32", "float64"]), st.integers(1, 60),
        st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=50))
 def test_float_error_bound(kernels: str, dtype: str, keepbits: int, values: list[float]) -> None:

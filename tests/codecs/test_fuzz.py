@@ -29,6 +29,7 @@ from hypothesis import given, settings
 
 from numcodecs_ext import CastValue, ScaleOffset, Transpose, Zfp
 from numcodecs_ext.core import zfp as zfp_core
+from tests.helpers import examples
 
 NUMPY_INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 NUMPY_FLOATS = ["float16", "float32", "float64"]
@@ -84,7 +85,7 @@ def bits_equal(x: np.ndarray, y: np.ndarray) -> bool:
 
 # --- transpose: exact, any permutation, any layout -------------------------------------------
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrays(NUMPY_INTS + NUMPY_FLOATS + ["bfloat16"], max_dims=5), st.randoms(), LAYOUT)
 def test_transpose_round_trip(drawn, rnd, layout) -> None:
     name, a = drawn
@@ -108,7 +109,7 @@ def test_transpose_round_trip(drawn, rnd, layout) -> None:
 
 # --- scale_offset: exact for integers, the dtype's own two operations for floats --------------
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(arrays(NUMPY_INTS + NUMPY_FLOATS), st.data(), LAYOUT)
 def test_scale_offset_round_trip(drawn, data, layout) -> None:
     name, a = drawn
@@ -148,7 +149,7 @@ def test_scale_offset_round_trip(drawn, data, layout) -> None:
 
 # --- cast_value: errors only for values the spec says are errors; exact values come back -----
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(arrays(NUMPY_INTS + NUMPY_FLOATS + ML), st.data(), LAYOUT)
 def test_cast_value_round_trip(drawn, data, layout) -> None:
     name, a = drawn
@@ -209,7 +210,7 @@ ZFP_MODES = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(arrays(NUMPY_INTS + ["float32", "float64", "float16", "bfloat16"], max_side=9),
        st.sampled_from(ZFP_MODES), LAYOUT)
 def test_zfp_round_trip(drawn, cfg, layout) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from numcodecs_ext import Reshape, zarr3
 from numcodecs_ext.core.reshape import output_shape, parse_spec
+from tests.helpers import examples
 
 
 @pytest.mark.parametrize("spec, shape_in, shape_out", [
@@ -77,7 +78,7 @@ def test_shape_dependent_errors(spec: list, shape_in: tuple, match: str) -> None
         output_shape(parse_spec(spec), shape_in)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=0, max_size=5), st.data())
 def test_groupings_round_trip_as_views(shape_in: list[int], data: st.DataObject) -> None:
     """Random groupings of consecutive input dimensions (as lists, sizes or one -1) are valid,

@@ -59,6 +59,7 @@ def one_chunk_runs(monkeypatch):
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.full
 def test_rewrite_and_verify_on_the_workers(tmp_path, workers, one_chunk_runs):
     want = _store(tmp_path / "v2.zarr")
     with _cluster(workers) as cluster, distributed.Client(cluster) as client:
@@ -92,6 +93,7 @@ def test_in_place_and_finish_prove_on_the_workers(tmp_path, one_chunk_runs):
 
 
 @pytest.mark.cluster
+@pytest.mark.full
 def test_a_worker_killed_mid_rewrite(tmp_path, one_chunk_runs):
     """SIGKILL to a worker while chunks are being rewritten: the run completes verified (its
     tasks ran again elsewhere), or fails clearly; at no moment does the destination open as
@@ -124,6 +126,7 @@ def test_a_worker_killed_mid_rewrite(tmp_path, one_chunk_runs):
 
 
 @pytest.mark.cluster
+@pytest.mark.full
 def test_workers_dying_every_time_leave_nothing_complete(tmp_path, one_chunk_runs):
     """Every worker that runs a rewrite task dies (a crash in a library, out of memory ...):
     a clear ToolError after dask's allowed failures, and nothing that opens."""

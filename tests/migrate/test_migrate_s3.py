@@ -75,6 +75,7 @@ def _in_place_requests(s3, tmp_path, chunks: int, verify: bool):
     return s3.counts(), prefix
 
 
+@pytest.mark.full
 def test_in_place_request_count_does_not_grow_with_the_chunks(s3, tmp_path):
     """10 and 1,000 chunks: without verification the same requests, but for the listing's
     pages (S3 lists 1,000 keys per request); verification reads each chunk once."""
@@ -188,6 +189,7 @@ def test_a_chunk_vanishes_mid_run(s3, tmp_path):
     assert not [k for k in s3.keys("dst.zarr") if k.endswith("zarr.json")]
 
 
+@pytest.mark.full
 def test_server_stops_mid_run(s3, tmp_path):
     """The server stops answering after some chunks were copied: exit 1, a clear message; no
     zarr.json at the destination; the same command resumes once it answers again."""
@@ -207,6 +209,7 @@ def test_server_stops_mid_run(s3, tmp_path):
     assert json.loads(s3.get("dst.zarr/t/zarr.json"))["zarr_format"] == 3
 
 
+@pytest.mark.full
 def test_in_place_server_stops(s3, tmp_path):
     """In place, the server stops mid-verification: exit 1; no zarr.json written (the v2 store
     is as it was); the same command then completes."""

@@ -83,6 +83,7 @@ def _kill_when(process: subprocess.Popen[str], ready, timeout: float = 180) -> b
 
 
 @pytest.mark.parametrize("rewrite", [False, True], ids=["copy", "rewrite"])
+@pytest.mark.full
 def test_killed_remote_migration_resumes(s3, tmp_path, rewrite):
     want = _store(tmp_path / "v2.zarr")
     s3.upload(tmp_path / "v2.zarr", "src.zarr")
@@ -121,6 +122,7 @@ def test_killed_remote_migration_resumes(s3, tmp_path, rewrite):
     assert again.returncode == 2 and "exists and holds a zarr store" in err
 
 
+@pytest.mark.full
 def test_stopped_server_mid_run_then_resume(s3, tmp_path):
     """The server stops answering mid-run: a clear error (exit 1), nothing opens as complete;
     once it answers again, the same command resumes and completes."""

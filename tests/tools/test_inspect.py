@@ -12,6 +12,7 @@ import zarr
 from numcodecs_ext.cli import main
 from numcodecs_ext.tools.inspect import inspect_store
 from numcodecs_ext.zarr3 import BitRound, CastValue, PackBits, ScaleOffset
+from tests.helpers import examples
 
 
 def _json(capsys, *args):
@@ -358,7 +359,7 @@ def test_random_metadata_is_described_or_reported(tmp_path):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(300, 40), deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.sampled_from([("zarr.json", _V3_ARRAY), (".zarray", _V2_ARRAY)]), st.data())
     def check(case, data):
         document, valid = case

@@ -170,6 +170,7 @@ def test_missing_store_in_a_bucket(s3, command):
 
 
 @pytest.mark.parametrize("command", ["inspect", "suggest"])
+@pytest.mark.full
 def test_server_that_stops(v2_in_bucket, command):
     """The server stops answering (connections dropped): the client's bounded retries, then a
     clear message naming the store, exit 1."""
@@ -183,6 +184,7 @@ def test_server_that_stops(v2_in_bucket, command):
     assert s3.url("v2.zarr") in result.stderr
 
 
+@pytest.mark.full
 def test_suggest_server_stops_mid_run(v2_in_bucket):
     """The server stops after the metadata was read: suggest ends with one message (not one
     per array after each one's retries), exit 1."""
@@ -235,19 +237,19 @@ def test_python_callers_get_the_storage_errors(s3):
 @pytest.mark.parametrize(("options", "names"), [
     ('{"client_kwargs": "x"}', "client_kwargs"),
     ('{"client_kwargs": {"endpoint_url": 5}}', "client_kwargs.endpoint_url"),
-    ('{"client_kwargs": {"verify": 3}}', "client_kwargs.verify"),
-    ('{"config_kwargs": {"retries": "x"}}', "config_kwargs.retries"),
+    pytest.param(*('{"client_kwargs": {"verify": 3}}', "client_kwargs.verify"), marks=pytest.mark.full),
+    pytest.param(*('{"config_kwargs": {"retries": "x"}}', "config_kwargs.retries"), marks=pytest.mark.full),
     ('{"config_kwargs": {"retries": {"max_attempts": "2"}}}', "config_kwargs.retries.max_attempts"),
-    ('{"config_kwargs": {"connect_timeout": -1}}', "config_kwargs.connect_timeout"),
-    ('{"config_kwargs": []}', "config_kwargs"),
-    ('{"key": 123}', '"key"'),
+    pytest.param(*('{"config_kwargs": {"connect_timeout": -1}}', "config_kwargs.connect_timeout"), marks=pytest.mark.full),
+    pytest.param(*('{"config_kwargs": []}', "config_kwargs"), marks=pytest.mark.full),
+    pytest.param(*('{"key": 123}', '"key"'), marks=pytest.mark.full),
     ('{"secret": ["TOPSECRETX"]}', '"secret"'),
-    ('{"anon": "yes"}', '"anon"'),
-    ('{"use_ssl": 1}', '"use_ssl"'),
-    ('{"default_block_size": true}', '"default_block_size"'),
+    pytest.param(*('{"anon": "yes"}', '"anon"'), marks=pytest.mark.full),
+    pytest.param(*('{"use_ssl": 1}', '"use_ssl"'), marks=pytest.mark.full),
+    pytest.param(*('{"default_block_size": true}', '"default_block_size"'), marks=pytest.mark.full),
     ("null", "not null"),
-    ("[1, 2]", "not a JSON array"),
-    ('"x"', "not a string"),
+    pytest.param(*("[1, 2]", "not a JSON array"), marks=pytest.mark.full),
+    pytest.param(*('"x"', "not a string"), marks=pytest.mark.full),
 ])
 def test_storage_options_of_the_wrong_type_are_usage_errors(s3, options, names):
     """A value of the wrong type is an invalid argument: exit 2 naming the option (before any

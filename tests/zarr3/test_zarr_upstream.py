@@ -81,6 +81,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", ["config", "subst"])
+@pytest.mark.full
 def test_zarr_codec_tests_pass_with_our_classes(upstream: Path, mode: str) -> None:
     deselect = [arg for test in sorted(NOT_OURS) for arg in ("--deselect", test)]
     env = {**os.environ, "NUMCODECS_EXT_MODE": mode,
