@@ -200,6 +200,9 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
                          "--dry-run with --verify sample:N for a quick look")
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     location = _location(store, storage_options)
+    if not dry_run:
+        location.refuse_writes("normalize replaces zarr.json documents there (--dry-run writes "
+                               "nothing)")
     index = index_store(location, v2=False, v3_arrays=True)
     for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]

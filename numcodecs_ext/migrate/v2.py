@@ -159,6 +159,9 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
             raise UsageError("give either a destination or --in-place, not both")
         if rewrite:
             raise UsageError("--in-place keeps the chunks as they are; --rewrite needs a new store")
+        if not dry_run:
+            source.refuse_writes("migrate --in-place --finish removes its v2 metadata" if finish else
+                                 "migrate --in-place adds zarr.json documents to it")
         if finish:
             return finish_in_place(source, dry_run=dry_run, progress=progress)
     elif target is None:
@@ -171,6 +174,8 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
                          "a destination outside it")
     elif target.obstacle() is not None:
         raise UsageError(f"{target}: cannot be created, {target.obstacle()} is a file")
+    if target is not None and not in_place and not dry_run:
+        target.refuse_writes("migrate writes the new store there")
     index = v2_nodes(source)
     report = plan_store(source, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs,
                         nan_code=nan_codes, fill_code=fill_codes, progress=progress, index=index)
