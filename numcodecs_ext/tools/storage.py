@@ -367,6 +367,13 @@ class Location:
         raise UsageError(f"{self.display}: {self.read_only}, and {what}; nothing was written. "
                          + _WRITABLE.get(self.read_only, "Give a writable store"))
 
+    def _no_writes(self, what: str) -> None:
+        """StorageError if this location is read-only (what every tool checks before it
+        writes, with :meth:`refuse_writes`: this is the net under those checks)."""
+        if self.read_only is not None:
+            raise StorageError(f"{self.display}: {self.read_only}, so {what} was refused. "
+                               + _WRITABLE.get(self.read_only, "Give a writable store"))
+
     # -- facts --------------------------------------------------------------------------------
 
     @property
@@ -542,7 +549,7 @@ class Location:
     def write(self, key: str, data: bytes) -> None:
         """Put ``data`` at ``key`` whole: the object is replaced atomically (a local temporary
         file renamed over it; one PUT on object stores)."""
-        self.refuse_writes(f"{key} would be written")
+        self._no_writes(f"writing {key}")
         with self._faults("write", key):
             self._backend.write(self._path(key), data)
 
@@ -557,7 +564,7 @@ class Location:
     def copy_to(self, key: str, other: Location, other_key: str) -> None:
         """Copy the object ``key`` to ``other_key`` of ``other``, whole (as :meth:`write`):
         server-side where :meth:`server_side`, else through this process."""
-        other.refuse_writes(f"{other_key} would be written")
+        other._no_writes(f"writing {other_key}")
         if self.server_side(other):
             with self._faults("copy", key):
                 self._backend.copy(self._path(key), other._path(other_key))
@@ -570,7 +577,7 @@ class Location:
         them all."""
         other_keys = list(keys) if other_keys is None else list(other_keys)
         if other_keys:
-            other.refuse_writes(f"{other_keys[0]} would be written")
+            other._no_writes(f"writing {other_keys[0]}")
         if len(other_keys) != len(keys):
             raise ValueError("copy_many: as many destination keys as keys are needed")
         if not self.server_side(other):
@@ -588,13 +595,13 @@ class Location:
 
     def remove(self, key: str) -> None:
         """Delete the object ``key`` (nothing if it is not there)."""
-        self.refuse_writes(f"{key} would be removed")
+        self._no_writes(f"removing {key}")
         with self._faults("remove", key):
             self._backend.remove(self._path(key))
 
     def remove_tree(self, key: str = "") -> None:
         """Delete everything at and below ``key``."""
-        self.refuse_writes(f"{key or 'everything'} would be removed")
+        self._no_writes(f"removing {key or 'everything'}")
         with self._faults("remove", key):
             self._backend.remove_tree(self._path(key))
 
@@ -610,7 +617,7 @@ class Location:
         """A zarr store over this location (LocalStore, FsspecStore, or the store object
         itself, seen from this location's prefix)."""
         if not read_only:
-            self.refuse_writes("zarr would write to it")
+            self._no_writes("opening it for writing")
         with self._faults("open"):
             if self.kind == "fsspec":
                 return self._backend.zarr_store(self.root, read_only=read_only, url=self._url)
