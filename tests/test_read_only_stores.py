@@ -144,3 +144,15 @@ def test_a_zip_url_is_read_only(v2: Path, tmp_path: Path) -> None:
         migrate(f"zip::file://{archive}", in_place=True)
     assert Path(archive).read_bytes() == before
     assert migrate(f"zip::file://{archive}", tmp_path / "from_zip.zarr").verified
+
+
+@pytest.mark.parametrize("action", ["in_place", "finish", "dst"])
+def test_an_http_url_is_read_only(tmp_path: Path, action: str) -> None:
+    """http(s) is a read-only filesystem: refused before any request is made."""
+    pytest.importorskip("aiohttp")
+    url = "https://example.invalid/store.zarr"
+    with pytest.raises(UsageError, match=r"example.invalid/store.zarr: the filesystem is read-only.*nothing was written"):
+        if action == "dst":
+            migrate(tmp_path, url)
+        else:
+            migrate(url, in_place=True, finish=action == "finish")

@@ -12,11 +12,6 @@ from .plan import key_in
 
 __all__ = ["consolidate", "stale_entries", "v2_consolidated_disagrees"]
 
-#: the fields of a node's metadata that its consolidated entry must repeat
-_FIELDS = ("node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs",
-           "attributes", "dimension_names")
-
-
 def consolidate(nodes: dict[str, dict[str, Any]], group: str) -> dict[str, Any]:
     """The ``consolidated_metadata`` zarr writes into the ``zarr.json`` of ``group`` over the
     nodes ``{path: zarr.json metadata}`` (those below ``group`` are used), worked out in memory by
@@ -40,21 +35,18 @@ def consolidate(nodes: dict[str, dict[str, Any]], group: str) -> dict[str, Any]:
 
 
 def stale_entries(group_doc: Any, group: str, nodes: dict[str, Any]) -> list[str]:
-    """The nodes whose entry in ``group_doc``'s consolidated metadata does not say what their own
-    ``zarr.json`` (``nodes``: path -> metadata) says, or that are missing from it or from ``nodes``."""
+    """The nodes whose entry in ``group_doc``'s consolidated metadata is not what zarr would
+    consolidate from their ``zarr.json`` now (``nodes``: path -> metadata), or that are missing
+    from one of the two."""
     entries = ((group_doc.get("consolidated_metadata") or {}).get("metadata")
                if isinstance(group_doc, dict) else None)
     if not isinstance(entries, dict):
         return []
-    below = {p for p in nodes if p != group and (not group or p.startswith(group + "/"))}
-    out = []
-    for path in sorted(below | {key_in(group, rel) for rel in entries}):
-        rel = path[len(group) + 1:] if group else path
-        entry, doc = entries.get(rel), nodes.get(path)
-        if not isinstance(entry, dict) or not isinstance(doc, dict) or \
-                any(entry.get(k) != doc.get(k) for k in _FIELDS):
-            out.append(path or "/")
-    return out
+    try:
+        now = consolidate({p: m for p, m in nodes.items() if isinstance(m, dict)}, group)["metadata"]
+    except Exception:  # noqa: BLE001 - zarr cannot consolidate them: every entry is in doubt
+        return sorted(key_in(group, rel) for rel in entries) or [group or "/"]
+    return sorted(key_in(group, rel) for rel in set(entries) | set(now) if entries.get(rel) != now.get(rel))
 
 
 def v2_consolidated_disagrees(location: Any, index: Any) -> list[str]:

@@ -617,7 +617,7 @@ class Location:
         """A zarr store over this location (LocalStore, FsspecStore, or the store object
         itself, seen from this location's prefix)."""
         if not read_only:
-            self._no_writes("opening it for writing")
+            self.refuse_writes("zarr would write to it")
         with self._faults("open"):
             if self.kind == "fsspec":
                 return self._backend.zarr_store(self.root, read_only=read_only, url=self._url)
@@ -685,7 +685,11 @@ _WRITABLE = {
 
 def _store_read_only(store: Any) -> str | None:
     """Why nothing may be written to the zarr store object ``store``, or None."""
-    return OPENED_READ_ONLY if getattr(store, "read_only", False) else None
+    if getattr(store, "read_only", False):
+        return OPENED_READ_ONLY
+    if type(getattr(store, "store", None)).__name__ == "HTTPStore":  # obstore's: reads only
+        return READ_ONLY_FILESYSTEM
+    return None
 
 
 def _fs_read_only(fs: Any) -> str | None:
