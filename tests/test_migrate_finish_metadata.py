@@ -44,6 +44,10 @@ EDITS: dict[str, tuple[Callable[[Path], None], str]] = {
                    "t (fill value, attribute _FillValue)"),
     "array attribute": (lambda s: _edit(s / "t/.zattrs", lambda d: d.update(units="degC")), "t (attribute units)"),
     "new array attribute": (lambda s: _edit(s / "f/.zattrs", lambda d: d.update(title="x")), "f (attribute title)"),
+    "removed attribute": (lambda s: _edit(s / "t/.zattrs", lambda d: d.pop("units")),
+                          "t (attribute units (only in zarr.json))"),
+    "attribute added through v3": (lambda s: _edit(s / "t/zarr.json", lambda d: d["attributes"].update(history="x")),
+                                   "t (attribute history (only in zarr.json))"),
     "group attribute": (lambda s: _edit(s / ".zattrs", lambda d: d.update(title="other")), "/ (attribute title)"),
     "subgroup attribute": (lambda s: _edit(s / "sub/.zattrs", lambda d: d.update(a=1)), "sub (attribute a)"),
     "data type": (lambda s: _edit(s / "sub/b/.zarray", lambda d: d.update(dtype=">i4")), "sub/b (data type"),
@@ -183,3 +187,11 @@ def test_finish_refuses_out_of_date_consolidated_metadata_of_either_version(tmp_
     assert migrate(src, finish=True).verified
     root = json.loads((src / "zarr.json").read_text())
     assert root["consolidated_metadata"]["metadata"]["t"]["attributes"]["units"] == "degC"
+
+
+def test_finish_resumes_where_only_an_array_s_zattrs_is_left(in_place: Path) -> None:
+    """An interrupted --finish removes an array's .zarray before its .zattrs: that state is
+    finished again (the attributes still checked), not taken for a change."""
+    (in_place / "t/.zarray").unlink()
+    assert migrate(in_place, finish=True).verified
+    assert not list(in_place.rglob(".z*"))

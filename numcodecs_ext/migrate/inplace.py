@@ -196,7 +196,7 @@ def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> No
     """UsageError, before anything is removed, unless every node's ``zarr.json`` says all that its
     v2 metadata (as it is now) means: the v3 metadata ``--in-place`` would write from it, under
     any of its options (``scalar_map`` codes aside), in every field but attributes, and every
-    attribute it would write; and the consolidated metadata of either version agrees with the
+    attribute it would write and no other; and the consolidated metadata of either version agrees with the
     documents it repeats. (A node with only v3 metadata is one an interrupted --finish finished,
     or one added through zarr v3: the v2 view says nothing of it. A node removed through zarr,
     of either version, loses its zarr.json with its v2 documents and chunks.)"""
@@ -241,6 +241,9 @@ def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
         # only .zattrs left: an interrupted --finish removed the .zarray (or .zgroup) before it
         attributes = group_metadata(index, node).metadata["attributes"]
         attributes.pop("_ARRAY_DIMENSIONS", None)
+        written = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
+        if "_FillValue" in written and "_FillValue" not in attributes:  # made from the fill value
+            attributes["_FillValue"] = written["_FillValue"]
         planned = [{"attributes": attributes}]
         return _compare(planned[0], {**stored, **{k: None for k in _WHAT}})
     if node not in index.arrays:
@@ -275,7 +278,9 @@ def _compare(planned: dict[str, Any], stored: dict[str, Any]) -> list[str]:
         if not same and not (field == "node_type" and want is None):
             differ.append(what)
     attributes = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
-    differ += [f"attribute {k}" for k, v in (planned.get("attributes") or {}).items() if attributes.get(k, _NONE) != v]
+    want = planned.get("attributes") or {}
+    differ += [f"attribute {k}" for k, v in want.items() if attributes.get(k, _NONE) != v]
+    differ += [f"attribute {k} (only in zarr.json)" for k in attributes if k not in want]
     return differ
 
 
