@@ -7,9 +7,11 @@ same are the ``zarr.json`` documents written, arrays first, groups from the deep
 last, each whole. The store then holds both versions: v2 readers read it as before, zarr-python 3
 and xarray open the v3 metadata (and warn, on every open, that both are there).
 
-``--finish`` ends that state once the user is satisfied: it reads every array through both
-metadata versions again, checks that every v2 attribute is in the v3 metadata, and only then
-removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
+``--finish`` ends that state once the user is satisfied. v2 writers may have changed the v2
+metadata since, so it first checks that each ``zarr.json`` says all that the v2 documents say
+now (:func:`prove_metadata`: the v3 metadata ``--in-place`` would write from them, attributes
+both ways, consolidated metadata of either version), then reads every array through both
+metadata versions again, and only then removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
 (deepest first), then each group's, the root's last. The v3 view is never touched, so an
 interruption leaves a store that reads as v3 exactly as before, and running the command again
 finishes the rest.
@@ -45,7 +47,8 @@ def _without_consolidated(doc: Any) -> Any:
 
 def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) -> set[str]:
     """The planned ``zarr.json`` documents already in the store that equal the plan (an earlier,
-    interrupted run wrote them); UsageError, before anything is written, for any that differs."""
+    interrupted run wrote them); UsageError, before anything is written, for any that differs
+    otherwise than in its consolidated metadata (that one is written again, brought up to date)."""
     planned = {a.key: a.metadata for a in report.arrays}
     planned.update({g.key: g.metadata for g in report.groups})
     kept, differ = set(), []
@@ -218,8 +221,8 @@ def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> No
     if changed:
         raise UsageError(f"{location}: the v2 metadata says what the v3 metadata does not (changed since "
                          f"--in-place?): {'; '.join(changed)}. To pick up the change, remove the zarr.json "
-                         f"of these nodes and run `numcodecs-ext migrate {location} --in-place` again; "
-                         "nothing was removed")
+                         f"of these nodes and run `numcodecs-ext migrate {location} --in-place` again (or "
+                         "make the two agree); nothing was removed")
     for node, doc in v3_docs.items():
         if isinstance(doc, dict) and doc.get("consolidated_metadata"):
             out_of_date = stale_entries(doc, node, v3_docs)
