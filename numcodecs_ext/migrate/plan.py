@@ -404,8 +404,8 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         if object_codec not in _OBJECT_CODECS:
             raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through "
                                  f"the filter {object_codec}) is not migrated: zarr v3 has "
-                                 "variable-length strings (vlen-utf8) and bytes (vlen-bytes), and "
-                                 "fixed-size types")
+                                 "variable-length strings and bytes, and fixed-size types. Move the "
+                                 "array out of the store to migrate the rest, or keep it as zarr v2")
         filters = filters[1:]
     notes: list[str] = []
     try:
