@@ -252,18 +252,20 @@ def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
     if node not in index.arrays:
         planned = [group_metadata(index, node).metadata]
     else:
-        planned, why = [], None
-        for match in MATCHES:
+        found, why = [], None
+        for match in MATCHES:  # the defaults first: the first plan that agrees ends the search
             for wrap in (False, True):
                 for keep in (False, True):
                     try:
-                        planned.append(array_metadata(index, node, match=match, wrap=wrap,
-                                                      keep_numcodecs=keep).metadata)
+                        plan = array_metadata(index, node, match=match, wrap=wrap, keep_numcodecs=keep)
                     except ToolError as e:  # NotExpressible too
                         why = why or str(e)
-        if not planned:
-            return [f"its v2 metadata can no longer be migrated: {why}"]
-    return min((_compare(p, stored) for p in planned), key=len)
+                        continue
+                    found.append(_compare(plan.metadata, stored))
+                    if not found[-1]:
+                        return []
+        return min(found, key=len) if found else [f"its v2 metadata can no longer be migrated: {why}"]
+    return _compare(planned[0], stored)
 
 
 def _compare(planned: dict[str, Any], stored: dict[str, Any]) -> list[str]:
