@@ -20,16 +20,19 @@ from cf_files import write_variable
 from migrate_helpers import build_v2, hashes, quiet
 
 
+MEMORY: dict[int, dict[str, Any]] = {}  # each read-only MemoryStore's contents
+
+
 def _memory_copy(path: Path) -> MemoryStore:
     """A read-only MemoryStore holding the files below ``path`` (over a writable one's dict)."""
     from zarr.core.buffer import default_buffer_prototype
 
-    writable = MemoryStore()
     proto = default_buffer_prototype()
-    for p in sorted(path.rglob("*")):
-        if p.is_file():
-            writable._store_dict[p.relative_to(path).as_posix()] = proto.buffer.from_bytes(p.read_bytes())
-    return MemoryStore(writable._store_dict, read_only=True)
+    contents = {p.relative_to(path).as_posix(): proto.buffer.from_bytes(p.read_bytes())
+                for p in sorted(path.rglob("*")) if p.is_file()}
+    store = MemoryStore(contents, read_only=True)
+    MEMORY[id(store)] = contents
+    return store
 
 
 def _object_store(path: Path) -> Any:
@@ -56,7 +59,7 @@ READ_ONLY: dict[str, Callable[[Path], Any]] = {
 def _state(store: Any, path: Path) -> Any:
     """What could have changed: the files below ``path``, or a MemoryStore's keys and bytes."""
     if isinstance(store, MemoryStore):
-        return {k: v.to_bytes() for k, v in store._store_dict.items()}
+        return {k: v.to_bytes() for k, v in MEMORY[id(store)].items()}
     return hashes(path)
 
 
