@@ -25,12 +25,13 @@ def consolidate(nodes: dict[str, dict[str, Any]], group: str) -> dict[str, Any]:
     prototype = default_buffer_prototype()
     below = {p: {k: v for k, v in m.items() if k != "consolidated_metadata"} for p, m in nodes.items()
              if p == group or not group or p.startswith(group + "/")}
-    store = MemoryStore({key_in(p, "zarr.json"): prototype.buffer.from_bytes(json.dumps(m).encode())
-                         for p, m in below.items()})
+    contents = {key_in(p, "zarr.json"): prototype.buffer.from_bytes(json.dumps(m).encode())
+                for p, m in below.items()}
+    store = MemoryStore(contents)  # (zarr keeps and writes this very dict)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr's note that v3 consolidation is not in the spec yet
         zarr.consolidate_metadata(store, path=group or None, zarr_format=3)
-    written = json.loads(store._store_dict[key_in(group, "zarr.json")].to_bytes())
+    written = json.loads(contents[key_in(group, "zarr.json")].to_bytes())
     return written["consolidated_metadata"]
 
 
