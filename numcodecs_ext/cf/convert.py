@@ -186,6 +186,7 @@ def convert(
 
     refuse_zip_destination(dst)
     loc = Location.parse(dst, storage_options=storage_options)
+    loc.refuse_writes("convert writes the new store there")
     existed, resume = _check_destination(loc, source)
     engine = engine or _engine(source)
     report = ConvertReport(source.path, loc.display, zarr_format, compressor, source_bytes=source.size)

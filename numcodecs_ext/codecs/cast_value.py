@@ -290,15 +290,17 @@ class CastValue(ExtCodec):
         except ValueError as e:
             if not strict:
                 return shape, self.data_type, None if enc is None else enc[()]
+            option = "--nan-code" if is_nan(fill[()]) else "--fill-code"
             raise ValueError(
-                f"codec 'cast_value': the fill value {fill[()]!r} cannot be cast to "
-                f"{dtype_name(self.data_type)} and back: {e}"
+                f"codec 'cast_value': the fill value {fill[()]} cannot be cast to "
+                f"{dtype_name(self.data_type)} and back: {e}. In a stored array, "
+                f"`numcodecs-ext normalize STORE {option} auto` maps it to a code no chunk holds"
             ) from None
         same = bool(dec == fill) or (is_nan(dec) and is_nan(fill))
         if not same and strict:
             raise ValueError(
-                f"codec 'cast_value': the fill value {fill[()]!r} does not survive the round trip "
-                f"({dtype_name(src)} -> {enc[()]!r} -> {dec[()]!r}); the spec requires it to. "
+                f"codec 'cast_value': the fill value {fill[()]} does not survive the round trip "
+                f"({dtype_name(src)} -> {enc[()]} -> {dec[()]}); the spec requires it to. "
                 f"Choose a fill value the target holds exactly, or add scalar_map entries for it "
                 f"in both directions"
             )

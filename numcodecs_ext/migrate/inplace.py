@@ -7,9 +7,11 @@ same are the ``zarr.json`` documents written, arrays first, groups from the deep
 last, each whole. The store then holds both versions: v2 readers read it as before, zarr-python 3
 and xarray open the v3 metadata (and warn, on every open, that both are there).
 
-``--finish`` ends that state once the user is satisfied: it reads every array through both
-metadata versions again, checks that every v2 attribute is in the v3 metadata, and only then
-removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
+``--finish`` ends that state once the user is satisfied. v2 writers may have changed the v2
+metadata since, so it first checks that each ``zarr.json`` says all that the v2 documents say
+now (:func:`prove_metadata`: the v3 metadata ``--in-place`` would write from them, attributes
+both ways, consolidated metadata of either version), then reads every array through both
+metadata versions again, and only then removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
 (deepest first), then each group's, the root's last. The v3 view is never touched, so an
 interruption leaves a store that reads as v3 exactly as before, and running the command again
 finishes the rest.
@@ -24,8 +26,8 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.staging import commit_order
 from ..tools.storage import Location
-from .plan import ArrayPlan, StoreIndex, index_store, read_json
-from .prove import MigrationReport, _doc, open_source
+from .plan import ArrayPlan, StoreIndex, index_store, key_in, read_json, v2_reading
+from .prove import MigrationReport, _doc, open_source, source_view
 from .runs import View
 from .text import counted, error
 
@@ -39,9 +41,14 @@ def _explain_difference(key: str, stored: Any, planned: dict[str, Any]) -> str:
     return f"{key} differs in {', '.join(differ)}"
 
 
+def _without_consolidated(doc: Any) -> Any:
+    return {k: v for k, v in doc.items() if k != "consolidated_metadata"} if isinstance(doc, dict) else doc
+
+
 def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) -> set[str]:
     """The planned ``zarr.json`` documents already in the store that equal the plan (an earlier,
-    interrupted run wrote them); UsageError, before anything is written, for any that differs."""
+    interrupted run wrote them); UsageError, before anything is written, for any that differs
+    otherwise than in its consolidated metadata (that one is written again, brought up to date)."""
     planned = {a.key: a.metadata for a in report.arrays}
     planned.update({g.key: g.metadata for g in report.groups})
     kept, differ = set(), []
@@ -55,6 +62,8 @@ def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) 
             stored = None
         if stored == planned[key]:
             kept.add(key)
+        elif _without_consolidated(stored) == _without_consolidated(planned[key]):
+            pass  # only its consolidated metadata is out of date: written again (last, whole)
         else:
             differ.append(_explain_difference(key, stored, planned[key]))
     if differ:
@@ -129,27 +138,14 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
         raise UsageError(f"{location}: these nodes have v2 metadata and no zarr.json: "
                          f"{', '.join(missing)}; run `numcodecs-ext migrate {location} --in-place` "
                          "first (it resumes), then --finish")
-    lost = []
-    for node in sorted(nodes):
-        attrs_key = f"{node}/.zattrs" if node else ".zattrs"
-        v3 = read_json(location, f"{node}/zarr.json" if node else "zarr.json")
-        if attrs_key in index.v2_files and isinstance(v3, dict):
-            v2_attrs = read_json(location, attrs_key)
-            v3_attrs = v3.get("attributes") or {}
-            for k, v in (v2_attrs.items() if isinstance(v2_attrs, dict) else []):
-                if k != "_ARRAY_DIMENSIONS" and v3_attrs.get(k) != v:
-                    lost.append(f"{node or '/'}: {k}")
-    if lost:
-        raise UsageError(f"{location}: these v2 attributes are not (or not equal) in the v3 "
-                         f"metadata and would be lost: {', '.join(lost)}. Copy them into the "
-                         "zarr.json attributes (or remove them from .zattrs) and run --finish again")
+    prove_metadata(location, index, nodes)
     # proven every time, every chunk: the v2 metadata is the only way back
     from ..tools.verifying import parse_verify
     from .tasks import Pair, Runner, compare_arrays
 
     pairs, total = [], 0
     for path in sorted(index.arrays):
-        plan = ArrayPlan(path, {}, [])
+        plan = ArrayPlan(path, {}, [], source_staged=v2_reading(index.arrays[path], path))
         source = open_source(location, plan)
         try:
             target = View(location, plan.path, 3).open()
@@ -163,7 +159,7 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
                             f"{list(target.chunks)}; nothing was removed")
         total += int(source.nbytes)
         codes, mapped = _mapped_codes(location, path)
-        pairs.append(Pair(path, plan.name, View(location, path, 2), View(location, path, 3), shape, chunks,
+        pairs.append(Pair(path, plan.name, source_view(location, plan), View(location, path, 3), shape, chunks,
                           source.dtype.itemsize, codes=codes, mapped=mapped))
     with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:
         outcomes = compare_arrays(pairs, runner, bar)
@@ -192,6 +188,121 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
     for key in order:
         location.remove(key)
     return report
+
+
+_WHAT = {"node_type": "whether it is an array or a group", "shape": "shape", "data_type": "data type",
+         "chunk_grid": "chunks", "chunk_key_encoding": "chunk keys", "fill_value": "fill value",
+         "codecs": "codecs (order, byte order, filters or compressor)", "dimension_names": "dimension names (_ARRAY_DIMENSIONS)"}
+
+
+def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> None:
+    """UsageError, before anything is removed, unless every node's ``zarr.json`` says all that its
+    v2 metadata (as it is now) means: the v3 metadata ``--in-place`` would write from it, under
+    any of its options (``scalar_map`` codes aside), in every field but attributes, and every
+    attribute it would write and no other; and the consolidated metadata of either version agrees with the
+    documents it repeats. (A node with only v3 metadata is one an interrupted --finish finished,
+    or one added through zarr v3: the v2 view says nothing of it. A node removed through zarr,
+    of either version, loses its zarr.json with its v2 documents and chunks.)"""
+    from .consolidated import stale_entries, v2_consolidated_disagrees
+
+    stale = v2_consolidated_disagrees(location, index)
+    if stale:
+        raise UsageError(f"{location}: its v2 consolidated metadata (.zmetadata), which xarray reads, "
+                         f"disagrees with {', '.join(stale[:5])}: bring it up to date (zarr.consolidate_"
+                         "metadata(store, zarr_format=2)) or remove it, then run --finish again; nothing "
+                         "was removed")
+    changed, v3_docs = [], {}
+    for node in sorted(index.v3):
+        v3_docs[node] = read_json(location, key_in(node, "zarr.json"))
+    for node in sorted(nodes):
+        differ = _differences(index, node, v3_docs.get(node))
+        if differ:
+            changed.append(f"{node or '/'} ({', '.join(differ)})")
+    if changed:
+        raise UsageError(f"{location}: the v2 metadata says what the v3 metadata does not (changed since "
+                         f"--in-place?): {'; '.join(changed)}. To pick up the change, remove the zarr.json "
+                         f"of these nodes and run `numcodecs-ext migrate {location} --in-place` again (or "
+                         "make the two agree); nothing was removed")
+    for node, doc in v3_docs.items():
+        if isinstance(doc, dict) and doc.get("consolidated_metadata"):
+            out_of_date = stale_entries(doc, node, v3_docs)
+            if out_of_date:
+                raise UsageError(f"{location}: the consolidated metadata in {key_in(node, 'zarr.json')} "
+                                 f"is out of date for {', '.join(out_of_date[:5])}: `numcodecs-ext migrate "
+                                 f"{location} --in-place` again brings it up to date; nothing was removed")
+
+
+def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
+    """What the v2 metadata of ``node`` means that its v3 metadata ``stored`` does not say, in
+    words (the fewest over every option --in-place takes); [] if nothing."""
+    from .filters import MATCHES
+    from .plan import array_metadata, group_metadata
+
+    if not isinstance(stored, dict):
+        return ["its zarr.json is not a JSON object"]
+    if node not in index.arrays and node not in index.groups:
+        # only .zattrs left: an interrupted --finish removed the .zarray (or .zgroup) before it
+        attributes = group_metadata(index, node).metadata["attributes"]
+        attributes.pop("_ARRAY_DIMENSIONS", None)
+        written = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
+        if "_FillValue" in written and "_FillValue" not in attributes:  # made from the fill value
+            attributes["_FillValue"] = written["_FillValue"]
+        planned = [{"attributes": attributes}]
+        return _compare(planned[0], {**stored, **{k: None for k in _WHAT}})
+    if node not in index.arrays:
+        planned = [group_metadata(index, node).metadata]
+    else:
+        found, why = [], None
+        for match in MATCHES:  # the defaults first: the first plan that agrees ends the search
+            for wrap in (False, True):
+                for keep in (False, True):
+                    try:
+                        plan = array_metadata(index, node, match=match, wrap=wrap, keep_numcodecs=keep)
+                    except ToolError as e:  # NotExpressible too
+                        why = why or str(e)
+                        continue
+                    found.append(_compare(plan.metadata, stored))
+                    if not found[-1]:
+                        return []
+        return min(found, key=len) if found else [f"its v2 metadata can no longer be migrated: {why}"]
+    return _compare(planned[0], stored)
+
+
+def _compare(planned: dict[str, Any], stored: dict[str, Any]) -> list[str]:
+    from .normalize import _without_maps
+
+    differ = []
+    for field, what in _WHAT.items():
+        want, have = planned.get(field), stored.get(field)
+        if field == "codecs":
+            want, have = _without_maps(want), _without_maps(have)
+        if field == "fill_value" and want != have:
+            same = _same_fill(planned.get("data_type"), want, have)
+        else:
+            same = want == have
+        if not same and not (field == "node_type" and want is None):
+            differ.append(what)
+    attributes = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
+    want = planned.get("attributes") or {}
+    differ += [f"attribute {k}" for k, v in want.items() if attributes.get(k, _NONE) != v]
+    differ += [f"attribute {k} (only in zarr.json)" for k in attributes if k not in want]
+    return differ
+
+
+_NONE = object()
+
+
+def _same_fill(data_type: Any, a: Any, b: Any) -> bool:
+    """Whether two fill-value JSON forms are one value of ``data_type`` (bit for bit)."""
+    import numpy as np
+    from zarr.dtype import data_type_registry
+
+    try:
+        zdtype = data_type_registry.match_json(data_type, zarr_format=3)
+        x, y = (np.asarray(zdtype.from_json_scalar(v, zarr_format=3)) for v in (a, b))
+    except Exception:  # noqa: BLE001 - a form zarr cannot read: not the same
+        return False
+    return x.dtype == y.dtype and x.tobytes() == y.tobytes()
 
 
 def _mapped_codes(location: Location, path: str) -> tuple[View | None, tuple[int, ...]]:

@@ -200,6 +200,9 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
                          "--dry-run with --verify sample:N for a quick look")
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     location = _location(store, storage_options)
+    if not dry_run:
+        location.refuse_writes("normalize replaces zarr.json documents there (--dry-run writes "
+                               "nothing)")
     index = index_store(location, v2=False, v3_arrays=True)
     for table, option in ((nan_codes, "--nan-code"), (fill_codes, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
@@ -304,13 +307,18 @@ def _without_maps(codecs: Any) -> Any:
     return out
 
 
+_EMPTY = (([], None), (None, []))
+
+
 def _stale(entry: Any, doc: Any) -> bool:
     """Whether the consolidated ``entry`` of an array is its zarr.json ``doc`` as it was before
     normalize changed it: different codecs only, and the difference one that normalize makes
     (numcodecs names that the zarr.json no longer has, or a code given to NaN or the fill value)."""
     if not isinstance(entry, dict) or not isinstance(doc, dict) or entry.get("codecs") == doc.get("codecs"):
         return False
-    if any(entry.get(k) != doc.get(k) for k in set(entry) | set(doc) if k != "codecs"):
+    # (zarr writes empty fields, such as storage_transformers: [], into the entries it consolidates)
+    if any(entry.get(k) != doc.get(k) and (entry.get(k), doc.get(k)) not in _EMPTY
+           for k in set(entry) | set(doc) if k != "codecs"):
         return False
     old, new = entry.get("codecs") or [], doc.get("codecs") or []
     return (_has_numcodecs(old) and not _has_numcodecs(new)) or _without_maps(old) == _without_maps(new)

@@ -90,6 +90,9 @@ class ArrayPlan:
     read_only: str | None = None  # why zarr will refuse writes to the migrated array
     notes: list[str] = field(default_factory=list)  # codes given to NaN or the fill value ...
     zarray: dict[str, Any] | None = None  # the v2 metadata it comes from, if any
+    #: v2 documents read instead of the stored ones, where zarr cannot open the stored one
+    #: (see :func:`v2_reading`)
+    source_staged: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -281,6 +284,27 @@ def _bytes_codec(dtype: np.dtype) -> dict[str, Any]:
     return {"name": "bytes", "configuration": {"endian": "big" if big else "little"}}
 
 
+def _no_bytes_fill(zarray: Any) -> bool:
+    """Whether ``zarray`` is a vlen-bytes array whose fill value is no bytes value (zarr-python 2
+    wrote 0, its default: it read unwritten elements as the integer 0; zarr-python 3 cannot
+    open such an array)."""
+    if not isinstance(zarray, dict) or zarray.get("dtype") != "|O":
+        return False
+    filters = zarray.get("filters") or []
+    first = filters[0] if filters and isinstance(filters[0], dict) else {}
+    fill = zarray.get("fill_value")
+    return first.get("id") == "vlen-bytes" and fill is not None and not isinstance(fill, str)
+
+
+def v2_reading(zarray: Any, path: str) -> dict[str, bytes]:
+    """The v2 documents zarr reads the array at ``path`` through instead of its own: {} where
+    zarr opens it as it is; a vlen-bytes array whose fill value is no bytes value
+    (:func:`_no_bytes_fill`) is read with no fill value (unwritten elements: empty bytes)."""
+    if not _no_bytes_fill(zarray):
+        return {}
+    return {key_in(path, ".zarray"): json.dumps({**zarray, "fill_value": None}).encode()}
+
+
 def _zdtype_json(zarray: dict[str, Any], notes: list[str],
                  object_codec: str | None = None) -> tuple[Any, Any, Any]:
     """(data_type JSON, fill_value JSON, fill value scalar) for zarr v3, through zarr's own data
@@ -294,6 +318,11 @@ def _zdtype_json(zarray: dict[str, Any], notes: list[str],
         zdtype = data_type_registry.match_json({"name": zarray["dtype"], "object_codec_id": object_codec},
                                                zarr_format=2)
         fill = zarray.get("fill_value")
+        if _no_bytes_fill(zarray):
+            notes.append(f"the fill value {json.dumps(fill)} is no bytes value (zarr-python 2's default; it read "
+                         "unwritten elements as the integer 0, xarray as missing): they read as empty "
+                         "bytes, the v3 fill value")
+            fill = None
         scalar = zdtype.default_scalar() if fill is None else zdtype.from_json_scalar(fill, zarr_format=2)
         out = zdtype.to_json(zarr_format=3), zdtype.to_json_scalar(scalar, zarr_format=3), scalar
     if any("does not have a Zarr V3 specification" in str(w.message) for w in caught):
@@ -375,8 +404,8 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         if object_codec not in _OBJECT_CODECS:
             raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through "
                                  f"the filter {object_codec}) is not migrated: zarr v3 has "
-                                 "variable-length strings (vlen-utf8) and bytes (vlen-bytes), and "
-                                 "fixed-size types")
+                                 "variable-length strings and bytes, and fixed-size types. Move the "
+                                 "array out of the store to migrate the rest, or keep it as zarr v2")
         filters = filters[1:]
     notes: list[str] = []
     try:
@@ -441,8 +470,12 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
+    if object_codec is not None and zarray.get("fill_value") not in (None, "") and _DIMENSIONS in attrs \
+            and not _no_bytes_fill(zarray):
+        notes.append("xarray read the fill value of this v2 array as missing; it has no form for a "
+                     "string or bytes fill value in zarr v3, so it reads the fill value itself")
     return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
-                     notes=notes)
+                     notes=notes, source_staged=v2_reading(zarray, path))
 
 
 def group_metadata(index: StoreIndex, path: str) -> GroupPlan:

@@ -309,11 +309,38 @@ def plan_store(src: Any, *, match: str = "decode", wrap: bool = False, keep_numc
         report.arrays.append(plan)
     for path in index.groups:
         report.groups.append(group_metadata(index, path))
+    _keep_consolidated(location, index, report)
     report.not_copied = sorted(index.other)
     for key, why in index.problems:
         report.notes.append(f"{location.child(key)}: {why}; zarr reads what is there as a missing "
                             "chunk (the fill value), under either metadata version")
     return report
+
+
+def _keep_consolidated(location: Location, index: StoreIndex, report: MigrationReport) -> None:
+    """A group that had v2 consolidated metadata (``.zmetadata``) gets zarr v3's in its planned
+    ``zarr.json``, over the planned metadata of the nodes below it."""
+    from .consolidated import consolidate, v2_consolidated_disagrees
+
+    nodes = {a.path: a.metadata for a in report.arrays}
+    nodes.update({g.path: g.metadata for g in report.groups})
+    for group in report.groups:
+        if key_in(group.path, ".zmetadata") not in index.v2_files:
+            continue
+        where = f"group {group.path}" if group.path else "the root group"
+        try:
+            group.metadata = {**group.metadata, "consolidated_metadata": consolidate(nodes, group.path)}
+        except Exception as e:  # noqa: BLE001 - zarr cannot consolidate these nodes: said, not fatal
+            report.notes.append(f"{where} had consolidated metadata (.zmetadata), which is not kept: zarr "
+                                f"cannot consolidate the new metadata ({error(e)})")
+            continue
+        report.notes.append(f"{where} keeps its consolidated metadata (.zmetadata): its zarr.json "
+                            "consolidates the nodes below it, as zarr.consolidate_metadata writes it")
+    stale = v2_consolidated_disagrees(location, index)
+    if stale:
+        shown = ", ".join(stale[:5]) + (" ..." if len(stale) > 5 else "")
+        report.notes.append(f"the consolidated metadata .zmetadata of {location} disagrees with {shown}; the "
+                            "migration follows those documents themselves (as zarr does without it)")
 
 
 def prove_array(source: Any, target: Any, plan: ArrayPlan, bar: Progress) -> str | None:
@@ -327,9 +354,14 @@ def prove_array(source: Any, target: Any, plan: ArrayPlan, bar: Progress) -> str
     return None
 
 
+def source_view(location: Location, plan: ArrayPlan) -> View:
+    """The array as zarr reads it through its v2 metadata (see :func:`~.plan.v2_reading`)."""
+    return View(location, plan.path, 2, plan.source_staged)
+
+
 def open_source(location: Location, plan: ArrayPlan) -> Any:
     try:
-        return View(location, plan.path, 2).open()
+        return source_view(location, plan).open()
     except Exception as e:  # noqa: BLE001 - a broken source, said before anything is written
         raise ToolError(f"array {plan.name}: zarr cannot open the v2 array itself ({error(e)})") from None
 
@@ -358,7 +390,7 @@ def prove_on_source(location: Location, report: MigrationReport, *, progress: bo
             continue
         chosen, among = chosen_for(check, plan)
         report.chunks_total += among
-        pairs.append(Pair(plan.path, plan.name, View(location, plan.path, 2), candidate(location, plan),
+        pairs.append(Pair(plan.path, plan.name, source_view(location, plan), candidate(location, plan),
                           plan.shape, plan.chunk_shape, plan.itemsize, chosen))
     total = sum(p.decoded_bytes for p in report.arrays if not p.rewrite)
     with Runner(location) as runner, Progress(total, "verify", enabled=progress) as bar:

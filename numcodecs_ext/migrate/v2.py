@@ -1,29 +1,19 @@
-"""Migrate a zarr v2 array or group hierarchy to zarr v3, keeping the chunks wherever they stay valid.
+"""Migrate a zarr v2 store to zarr v3, keeping its chunks wherever they read the same.
 
-Every array's v3 metadata is worked out first (:mod:`.plan`): chunk keys stay as they are (the v3
-``v2`` chunk key encoding), numcodecs ``FixedScaleOffset`` / ``AsType`` filters become the spec
-codecs ``scale_offset`` + ``cast_value``, compressors their v3 codecs, ``_ARRAY_DIMENSIONS``
-becomes ``dimension_names``. Nothing is written before every array has a plan. Then, a run of
-chunks at a time, the chunk files are copied byte for byte, read back under the new metadata
-and compared bit for bit with the source; an array whose chunks read differently is decoded and
-encoded again instead. Metadata goes last, on every path: the ``zarr.json`` documents are
-written only once every chunk is verified (arrays first, groups deepest first, the root last,
-each whole), so an interrupted run leaves nothing that opens as an array or group, and running
-the same command again resumes it. The source is only read.
+Every array's v3 metadata is planned first: numcodecs FixedScaleOffset and AsType become the spec
+codecs scale_offset and cast_value, `_ARRAY_DIMENSIONS` becomes dimension names, and consolidated
+metadata stays consolidated. Chunks are then copied as they are, read back through the new
+metadata and compared with the source, value for value; chunks that read differently are
+rewritten. The metadata is written last, so an interrupted migration never opens as a store,
+and the same command resumes it. The source is only read.
 
-``--in-place`` proves every array under its v3 metadata on its own chunks, then adds a
-``zarr.json`` beside each node's v2 metadata; ``--in-place --finish``, once you are satisfied,
-proves it again and removes the v2 metadata. A FixedScaleOffset array whose fill value is NaN
-reads as before but refuses writes until NaN has a stored code: ``--nan-code auto``.
+`--in-place` adds the v3 metadata beside the v2 metadata instead (the chunks stay as they are).
+Once you are satisfied, `--in-place --finish` checks everything again and removes the v2 metadata.
 
-``--verify full`` (the default) reads every chunk back; ``--verify sample:N`` reads N chunks per
-array chosen at random (of its stored chunks; the summary says it sampled, how many of how many,
-and the seed; a resumed run checks the same chunks), ``--verify none`` nothing. Sampling is
-allowed where the v2 original stays readable (a new store, ``--in-place``), never where the proof
-is all that guards the only copy: ``--in-place --finish`` removes the v2 metadata, so it proves
-every chunk and refuses ``sample:N`` and ``none`` (a UsageError, exit 2), as ``normalize`` does
-before it replaces an array's metadata. Copying, ``--rewrite`` and every verification run as
-dask tasks on the scheduler the user configured (:mod:`.tasks`), otherwise on threads here.
+An array whose fill value is NaN reads as before but refuses writes until NaN has a code:
+`--nan-code auto` (after a migration: `numcodecs-ext normalize STORE --nan-code auto`).
+`--verify` reads back every chunk by default; `sample:N` and `none` are quicker, and `--finish`
+refuses them. A dask scheduler you configured does the work; otherwise threads here do.
 
 Examples::
 
@@ -159,6 +149,9 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
             raise UsageError("give either a destination or --in-place, not both")
         if rewrite:
             raise UsageError("--in-place keeps the chunks as they are; --rewrite needs a new store")
+        if not dry_run:
+            source.refuse_writes("migrate --in-place --finish removes its v2 metadata" if finish else
+                                 "migrate --in-place adds zarr.json documents to it")
         if finish:
             return finish_in_place(source, dry_run=dry_run, progress=progress)
     elif target is None:
@@ -171,6 +164,8 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
                          "a destination outside it")
     elif target.obstacle() is not None:
         raise UsageError(f"{target}: cannot be created, {target.obstacle()} is a file")
+    if target is not None and not in_place and not dry_run:
+        target.refuse_writes("migrate writes the new store there")
     index = v2_nodes(source)
     report = plan_store(source, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs,
                         nan_code=nan_codes, fill_code=fill_codes, progress=progress, index=index)
@@ -231,34 +226,30 @@ def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progres
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line of ``numcodecs-ext migrate``."""
-    parser.add_argument("src", help="zarr v2 store: a local directory or an fsspec URL (memory://, s3:// ...)")
+    parser.add_argument("src", help="the zarr v2 store: a folder or a URL (s3://, memory:// ...)")
     parser.add_argument("dst", nargs="?",
-                        help="zarr v3 store to create (must not exist, or hold an interrupted "
-                             "migration of SRC, which is resumed)")
+                        help="the zarr v3 store to make (an interrupted migration there is resumed)")
     parser.add_argument("--in-place", action="store_true",
-                        help="add zarr v3 metadata beside the v2 metadata of SRC (chunks untouched)")
+                        help="add v3 metadata beside the v2 metadata of SRC (chunks untouched)")
     parser.add_argument("--finish", action="store_true",
-                        help="after --in-place, once satisfied: verify again and remove the v2 "
-                             "metadata (.zarray, .zgroup, .zattrs, .zmetadata)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the plan per array (proved on SRC, read-only); write nothing")
+                        help="after --in-place: check everything again, then remove the v2 metadata")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan per array; write nothing")
     parser.add_argument("--match", choices=MATCHES, default="decode",
-                        help="float32/float16 FixedScaleOffset: reproduce numcodecs' decoding "
-                             "(default; stored chunks read as before) or its encoding bit for bit")
+                        help="float FixedScaleOffset: read as numcodecs decoded (default) or as it "
+                             "encoded, bit for bit")
     parser.add_argument("--wrap", action="store_true",
                         help="let values the stored integers cannot hold wrap, as numcodecs did "
-                             "(default: refuse later writes of such values with an error)")
+                             "(default: refuse to write them)")
     parser.add_argument("--keep-numcodecs", action="store_true",
-                        help="keep filters the spec codecs cannot express under zarr's "
-                             "numcodecs.<id> names instead of refusing")
+                        help="keep filters the spec codecs cannot express, as numcodecs.<id> "
+                             "(default: refuse)")
     parser.add_argument("--nan-code", action="append", metavar="[ARRAY=]N|auto",
-                        help="give NaN a stored code (one no stored chunk holds), so that arrays "
-                             "whose fill value is NaN can be written to; auto picks one; repeat "
-                             "with ARRAY= for single arrays")
+                        help="give NaN a stored code, so that arrays with a NaN fill value take "
+                             "writes; auto picks a free one; ARRAY= for one array")
     parser.add_argument("--fill-code", action="append", metavar="[ARRAY=]N|auto",
-                        help="likewise for a fill value outside the packing (e.g. 0 with offset 250)")
+                        help="the same for a fill value outside the packing")
     parser.add_argument("--rewrite", action="store_true",
-                        help="decode and encode every chunk again, even where it could be kept")
+                        help="decode and encode every chunk, even where it could be kept")
     add_verify_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or plan")
     add_storage_options_argument(parser)
@@ -294,7 +285,11 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     for plan in report.read_only:
-        print(f"note: array {plan.name} will be read-only: {plan.read_only}", file=sys.stderr)
+        text = plan.read_only
+        option = next((o for o in ("--nan-code", "--fill-code") if o in text), None)
+        if option and not args.dry_run:  # written already: the tool that repairs it
+            text += f". Now `numcodecs-ext normalize {where} {option} auto` does that"
+        print(f"note: array {plan.name} will be read-only: {text}", file=sys.stderr)
     if report.not_copied and not args.in_place:
         shown = ", ".join(report.not_copied[:5]) + (" ..." if len(report.not_copied) > 5 else "")
         print(f"note: {counted(len(report.not_copied), 'file')} of {args.src} {'is' if len(report.not_copied) == 1 else 'are'} "

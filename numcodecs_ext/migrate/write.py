@@ -24,7 +24,7 @@ from ..tools.storage import Location
 from ..tools.verifying import VerifyPlan, parse_verify
 from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
 from .plan import ArrayPlan, index_store, is_temporary
-from .prove import MigrationReport, _doc, _rewrite_reason, open_source, write_refused
+from .prove import MigrationReport, _doc, _rewrite_reason, open_source, source_view, write_refused
 from .runs import View, chunk_coords, quiet, run_count, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
 from .text import counted, error, region
@@ -309,7 +309,7 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict
     in the journal as it ends: None, or, when kept chunks read differently, why."""
     recorded = journal.runs.get(array.path, {})
     chosen, done.total = chosen_for(check, array)
-    source = View(src, array.path, 2)
+    source = source_view(src, array)
 
     def tasks() -> Iterator[tuple[WriteRun, int, int]]:
         for number, sel, regions, n in run_regions(array.shape, array.chunk_shape, array.itemsize, chosen):
@@ -370,7 +370,7 @@ def verify_stores(src: Location, dst: Location, report: MigrationReport, *, prog
         except Exception as e:  # noqa: BLE001
             raise VerificationError(f"array {plan.name}: {dst} has no readable v3 array there "
                                     f"({error(e)})") from None
-        pairs.append(Pair(plan.path, plan.name, View(src, plan.path, 2), View(dst, plan.path, 3), plan.shape,
+        pairs.append(Pair(plan.path, plan.name, source_view(src, plan), View(dst, plan.path, 3), plan.shape,
                           plan.chunk_shape, plan.itemsize, chosen_for(check, plan)[0]))
     total = sum(p.decoded_bytes for p in report.arrays)
     with Runner(src, dst) as runner, Progress(total, "verify", enabled=progress) as bar:

@@ -262,12 +262,16 @@ class Location:
     local disk, ``bucket/prefix`` for object stores, a key prefix in a zarr store object.
     """
 
-    __slots__ = ("_backend", "_hidden", "_url", "display", "root")
+    __slots__ = ("_backend", "_hidden", "_url", "display", "read_only", "root")
 
-    def __init__(self, backend: Any, root: str, display: str, url: str | None = None) -> None:
+    def __init__(self, backend: Any, root: str, display: str, url: str | None = None,
+                 read_only: str | None = None) -> None:
         self._backend = backend
         self.root = root
         self._url = url
+        #: why nothing may be written here (a store object opened with ``read_only=True``, a
+        #: read-only filesystem), or None
+        self.read_only = read_only
         #: every credential this location knows of, removed from whatever it says
         self._hidden = tuple(_secrets(getattr(backend, "options", None)) + _url_secrets(url))
         self.display = redact(display, secrets=self._hidden)
@@ -344,7 +348,7 @@ class Location:
                              f"{redact(str(e), options)})") from None
         if "file" in protocols(fs) and "::" not in target:
             return cls(LocalBackend(), os.path.abspath(root), display)
-        return cls(FsspecBackend(fs, options), root.rstrip("/") or root, display, target)
+        return cls(FsspecBackend(fs, options), root.rstrip("/") or root, display, target, _fs_read_only(fs))
 
     def child(self, key: str) -> Location:
         """The location ``key`` below this one."""
@@ -353,7 +357,22 @@ class Location:
             return self
         url = f"{self._url.rstrip('/')}/{key}" if self._url is not None else None
         return Location(self._backend, self._backend.join(self.root, key),
-                        f"{self.display.rstrip('/')}/{key}", url)
+                        f"{self.display.rstrip('/')}/{key}", url, self.read_only)
+
+    def refuse_writes(self, what: str) -> None:
+        """UsageError, before anything is written, if this location is read-only: ``what``
+        says what would have been written (e.g. "migrate --in-place adds zarr.json there")."""
+        if self.read_only is None:
+            return
+        raise UsageError(f"{self.display}: {self.read_only}, and {what}; nothing was written. "
+                         + _WRITABLE.get(self.read_only, "Give a writable store"))
+
+    def _no_writes(self, what: str) -> None:
+        """StorageError if this location is read-only (what every tool checks before it
+        writes, with :meth:`refuse_writes`: this is the net under those checks)."""
+        if self.read_only is not None:
+            raise StorageError(f"{self.display}: {self.read_only}, so {what} was refused. "
+                               + _WRITABLE.get(self.read_only, "Give a writable store"))
 
     # -- facts --------------------------------------------------------------------------------
 
@@ -530,6 +549,7 @@ class Location:
     def write(self, key: str, data: bytes) -> None:
         """Put ``data`` at ``key`` whole: the object is replaced atomically (a local temporary
         file renamed over it; one PUT on object stores)."""
+        self._no_writes(f"writing {key}")
         with self._faults("write", key):
             self._backend.write(self._path(key), data)
 
@@ -544,6 +564,7 @@ class Location:
     def copy_to(self, key: str, other: Location, other_key: str) -> None:
         """Copy the object ``key`` to ``other_key`` of ``other``, whole (as :meth:`write`):
         server-side where :meth:`server_side`, else through this process."""
+        other._no_writes(f"writing {other_key}")
         if self.server_side(other):
             with self._faults("copy", key):
                 self._backend.copy(self._path(key), other._path(other_key))
@@ -555,6 +576,8 @@ class Location:
         concurrent where possible. Raises the first failure (StorageError ...) after trying
         them all."""
         other_keys = list(keys) if other_keys is None else list(other_keys)
+        if other_keys:
+            other._no_writes(f"writing {other_keys[0]}")
         if len(other_keys) != len(keys):
             raise ValueError("copy_many: as many destination keys as keys are needed")
         if not self.server_side(other):
@@ -572,11 +595,13 @@ class Location:
 
     def remove(self, key: str) -> None:
         """Delete the object ``key`` (nothing if it is not there)."""
+        self._no_writes(f"removing {key}")
         with self._faults("remove", key):
             self._backend.remove(self._path(key))
 
     def remove_tree(self, key: str = "") -> None:
         """Delete everything at and below ``key``."""
+        self._no_writes(f"removing {key or 'everything'}")
         with self._faults("remove", key):
             self._backend.remove_tree(self._path(key))
 
@@ -591,6 +616,8 @@ class Location:
     def zarr_store(self, *, read_only: bool = True) -> Any:
         """A zarr store over this location (LocalStore, FsspecStore, or the store object
         itself, seen from this location's prefix)."""
+        if not read_only:
+            self.refuse_writes("zarr would write to it")
         with self._faults("open"):
             if self.kind == "fsspec":
                 return self._backend.zarr_store(self.root, read_only=read_only, url=self._url)
@@ -600,7 +627,7 @@ class Location:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # dask workers rebuild the location (with its storage options: they need them)
-        return (_rebuild, (self._backend.reduce(), self.root, self.display, self._url))
+        return (_rebuild, (self._backend.reduce(), self.root, self.display, self._url, self.read_only))
 
     def __repr__(self) -> str:
         return f"Location({self.display!r})"
@@ -640,9 +667,40 @@ def _basic_auth(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]
     return url.replace(f"://{userinfo}@", "://", 1), {**options, "client_kwargs": client_kwargs}
 
 
-def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None) -> Location:
+def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None,
+             read_only: str | None = None) -> Location:
     make, args = backend
-    return Location(make(*args), root, display, url)
+    return Location(make(*args), root, display, url, read_only)
+
+
+#: why a location is read-only, as :attr:`Location.read_only` says it
+OPENED_READ_ONLY = "the store was opened read-only (read_only=True)"
+READ_ONLY_FILESYSTEM = "the filesystem is read-only"
+#: the way out for each reason
+_WRITABLE = {
+    OPENED_READ_ONLY: "Open the store with read_only=False, or give its path or URL",
+    READ_ONLY_FILESYSTEM: "Give a writable store: a local path, or s3://, gs://, az:// ...",
+}
+
+
+def _store_read_only(store: Any) -> str | None:
+    """Why nothing may be written to the zarr store object ``store``, or None."""
+    if getattr(store, "read_only", False):
+        return OPENED_READ_ONLY
+    if type(getattr(store, "store", None)).__name__ == "HTTPStore":  # obstore's: reads only
+        return READ_ONLY_FILESYSTEM
+    return None
+
+
+def _fs_read_only(fs: Any) -> str | None:
+    """Why nothing may be written through the fsspec filesystem ``fs`` (http(s), a zip file
+    opened for reading), or None."""
+    names = protocols(fs)
+    if any(p in ("http", "https") for p in names):
+        return READ_ONLY_FILESYSTEM
+    if "zip" in names and getattr(fs, "mode", "r") == "r":
+        return READ_ONLY_FILESYSTEM
+    return None
 
 
 def _from_zarr(target: Any) -> Location | None:
@@ -662,7 +720,9 @@ def _from_zarr(target: Any) -> Location | None:
     if isinstance(target, LocationStore):
         return target.location
     if isinstance(target, LocalStore):
-        return Location.parse(str(target.root))
+        local = Location.parse(str(target.root))
+        local.read_only = _store_read_only(target)
+        return local
     if isinstance(target, FsspecStore):
         import fsspec
 
@@ -670,9 +730,14 @@ def _from_zarr(target: Any) -> Location | None:
         options = dict(getattr(target.fs, "storage_options", {}) or {})
         options.pop("asynchronous", None)
         protocol = protocols(target.fs)[0]
+        if "file" in protocols(target.fs):  # a local folder (its path is absolute: kept so)
+            local = Location.parse(target.path)
+            local.read_only = _store_read_only(target)
+            return local
         if fs is None:
             fs = fsspec.filesystem(protocol, **options)
         path = target.path.rstrip("/")
         url = f"{protocol}://{path.lstrip('/')}" if protocol != "memory" else f"memory://{path}"
-        return Location(FsspecBackend(fs, options), path, redact(url, options), url)
-    return Location(ZarrStoreBackend(target), "", redact(str(target)))
+        return Location(FsspecBackend(fs, options), path, redact(url, options), url,
+                        _store_read_only(target) or _fs_read_only(fs))
+    return Location(ZarrStoreBackend(target), "", redact(str(target)), read_only=_store_read_only(target))
