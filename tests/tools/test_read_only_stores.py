@@ -16,8 +16,8 @@ from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath
 from numcodecs_ext.migrate import migrate, normalize
 from numcodecs_ext.tools.errors import UsageError
 
-from cf_files import write_variable
-from migrate_helpers import build_v2, hashes, quiet
+from tests.helpers.cf_files import write_variable
+from tests.helpers.migrate_helpers import build_v2, hashes, quiet
 
 
 MEMORY: dict[int, dict[str, Any]] = {}  # each read-only MemoryStore's contents

@@ -18,7 +18,7 @@ from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import migrate
 from numcodecs_ext.tools.errors import UsageError
 
-from migrate_helpers import build_v2, hashes, quiet
+from tests.helpers.migrate_helpers import build_v2, hashes, quiet
 
 
 def _edit(path: Path, change: Callable[[dict[str, Any]], Any]) -> None:

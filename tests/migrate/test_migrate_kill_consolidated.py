@@ -14,9 +14,9 @@ import zarr
 
 from numcodecs_ext.cli import main
 
-from migrate_helpers import build_v2, check_complete_or_absent, hashes, quiet
-from test_migrate_kill import _count, _fresh, _killed, _points, SEED  # noqa: F401 - its fixture too
-from test_migrate_kill import _small_runs  # noqa: F401
+from tests.helpers.migrate_helpers import build_v2, check_complete_or_absent, hashes, quiet
+from tests.migrate.test_migrate_kill import _count, _fresh, _killed, _points, SEED  # noqa: F401 - its fixture too
+from tests.migrate.test_migrate_kill import _small_runs  # noqa: F401
 
 
 def _consolidated(tmp: Path):

@@ -16,7 +16,7 @@ import zarr
 
 from numcodecs_ext.migrate import NotExpressible, migrate
 
-from migrate_helpers import quiet
+from tests.helpers.migrate_helpers import quiet
 
 STORED = {"vlen-utf8": ["ab", "0"], "vlen-bytes": [b"ab", b"0"]}
 CODEC = {"vlen-utf8": numcodecs.VLenUTF8(), "vlen-bytes": numcodecs.VLenBytes()}

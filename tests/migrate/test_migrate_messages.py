@@ -15,7 +15,7 @@ import zarr
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import normalize
 
-from migrate_helpers import fso, quiet
+from tests.helpers.migrate_helpers import fso, quiet
 
 NUMPY_REPR = re.compile(r"np\.[a-z_]+[0-9]*\(|dtype\(")
 

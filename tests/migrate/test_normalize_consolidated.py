@@ -15,7 +15,7 @@ import zarr
 from numcodecs_ext.migrate import migrate, normalize
 from numcodecs_ext.migrate.consolidated import stale_entries
 
-from migrate_helpers import fso, quiet
+from tests.helpers.migrate_helpers import fso, quiet
 
 
 def _docs(store: Path) -> dict[str, dict]:
