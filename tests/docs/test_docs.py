@@ -31,6 +31,7 @@ SKIPPED = {
         ("python benchmarks/run.py transpose bits", "a benchmark"),
         ("python benchmarks/scaling.py", "a benchmark"),
         ("python benchmarks/cf_difference.py", "a benchmark"),
+        ("python benchmarks/run.py gpu", "a benchmark"),
     ],
     "large-and-remote.md": [
         ("bash block", "needs a bucket"),

@@ -174,7 +174,7 @@ def test_affects_versions() -> None:
 def test_one_place_every_deviation_documented_and_pinned() -> None:
     """Each entry is on the docs page, pinned by a flip test, and quotes its spec sentence."""
     page = (ROOT / "docs" / "interop.md").read_text()
-    pins = "".join((ROOT / "tests" / name).read_text()
+    pins = "".join((ROOT / "tests" / "interop" / name).read_text()
                    for name in ("test_deviations_others.py", "test_deviations_zarrita.py"))
     for dev_id, d in DEVIATIONS.items():
         assert f"`{dev_id}`" in page, f"docs/interop.md does not list {dev_id}"
