@@ -40,6 +40,7 @@ from .handles import open_source, shared_file
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .remote import H5NETCDF_OPTIONS, walk_groups
+from .representable import refuse_ragged
 from .source import Source, check_source
 from .write import write_verify_commit
 
@@ -60,6 +61,7 @@ class ConvertReport:
     zarr_format: int = 3
     compressor: Compressor = DEFAULT
     variables: dict[str, VariablePlan] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # about groups: "group: note"
     max_difference: dict[str, float] = field(default_factory=dict)
     source_bytes: int = 0
     store_bytes: int = 0
@@ -90,6 +92,7 @@ class ConvertReport:
             else:
                 lines.append(f"  {name}: {v.dtype}, stored decoded -> {squeeze}")
             lines.extend(f"      note: {n}" for n in v.notes)
+        lines.extend(f"  note: {n}" for n in self.notes)
         if self.source_bytes and self.store_bytes:
             lines.append(f"  size: {_mb(self.store_bytes)} in the store, {_mb(self.source_bytes)} in the netCDF file "
                          f"(ratio {self.store_bytes / self.source_bytes:.2f})")
@@ -195,6 +198,8 @@ def convert(
             plans = _plan(source, engine, chunks, chunk_bytes, compressor, zarr_format, opened)
             for plan in plans:
                 report.variables.update({v.name: v for v in plan.variables.values()})
+                where = "the root group" if plan.group is None else f"group {plan.group!r}"
+                report.notes.extend(f"{where}: {n}" for n in plan.notes)
             stamp = {"version": 1, "source": _source_stamp(source), "engine": engine, "zarr_format": zarr_format}
             outcome = write_verify_commit(source, engine, loc, existed, plans, zarr_format, report.max_difference,
                                           progress=progress, verify=checking, stamp=stamp, resume=resume)
@@ -317,17 +322,20 @@ def _groups(source: Source, engine: str) -> list[str | None]:
     src = source.target()
     if engine == "netcdf4":
         with shared_file(src) as nc:
+            refuse_ragged(nc)
             out += walk_groups(nc, lambda g: g.path)
     elif engine == "h5netcdf":
         import h5netcdf
 
         with h5netcdf.File(src, "r", **H5NETCDF_OPTIONS) as f:
+            refuse_ragged(f)
             out += walk_groups(f, lambda g: g.name)
     return out
 
 
 def _open(source: Source, engine: str, group: str | None, raw: bool) -> Any:
-    kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
+    kwargs: dict[str, Any] = ({"mask_and_scale": False, "decode_times": False, "decode_timedelta": False,
+                             "concat_characters": False} if raw else {})
     if engine == "h5netcdf":
         kwargs.update(H5NETCDF_OPTIONS)
     try:

@@ -34,6 +34,7 @@ from ..dtypes import scalar_to_json
 from ..tools.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
+from .representable import hidden_note, hidden_on_read, packed_dtype, refuse_unrepresentable
 from .rules import _show, fill_values, stored_dtype
 
 __all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "plan_group"]
@@ -86,6 +87,8 @@ class GroupPlan:
     dataset: Any
     encoding: dict[str, dict[str, Any]]
     variables: dict[str, VariablePlan]
+    zarr_format: int = 3
+    notes: list[str] = field(default_factory=list)
 
 
 def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str, int] | None,
@@ -98,12 +101,15 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     encoding: dict[str, dict[str, Any]] = {}
     plans: dict[str, VariablePlan] = {}
     prefix = "" if group is None else group + "/"
+    refuse_unrepresentable(raw, group, zarr_format)
     for name, var in raw.variables.items():
-        if var.dtype.kind == "V" and zarr_format == 3:
-            raise ToolError(f"variable {prefix}{name!r} has a compound (structured) type, which zarr v3 does not "
-                            "define: convert with --zarr-format 2, or drop the variable first")
         dec = decoded.variables[name]
         plan, out = _route(prefix + str(name), var, dec)
+        hidden = [k for k in out.attrs if hidden_on_read(str(k), group=False, zarr_format=zarr_format)]
+        if hidden:
+            plan.notes.append(hidden_note(hidden))
+        if out.dtype.kind == "V":  # a compound type: its fields, without netCDF-4's alignment padding
+            out = out.astype(packed_dtype(out.dtype))
         if zarr_format == 3 and out.dtype.kind == "U":
             out = out.astype(object)  # zarr v3's specified "string" type (fixed-width text has none)
         elif zarr_format == 3 and out.dtype.kind == "S":
@@ -136,7 +142,8 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
         plans[str(name)] = plan
     ds = xr.Dataset(variables, attrs=dict(raw.attrs))
     ds = ds.set_coords([c for c in raw.coords if c in ds.variables])
-    return GroupPlan(group, ds, encoding, plans)
+    hidden = [k for k in raw.attrs if hidden_on_read(str(k), group=True, zarr_format=zarr_format)]
+    return GroupPlan(group, ds, encoding, plans, zarr_format, [hidden_note(hidden)] if hidden else [])
 
 
 def _route(name: str, var: Any, dec: Any) -> tuple[VariablePlan, Any]:
