@@ -37,7 +37,8 @@ from .compress import Compressor
 from .representable import hidden_note, hidden_on_read, packed_dtype, refuse_unrepresentable
 from .rules import _show, fill_values, stored_dtype
 
-__all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "plan_group"]
+__all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "memory_itemsize",
+           "plan_group"]
 
 #: the largest chunk convert writes (blosc's limit is 2 GiB; memory holds a few per worker)
 MAX_CHUNK_BYTES = 1 << 30
@@ -77,6 +78,7 @@ class VariablePlan:
     chunks: tuple[int, ...] | None
     packing: CFPacking | None = None
     notes: list[str] = field(default_factory=list)
+    itemsize: int = 0  # bytes per value in memory (text: xarray's <U of the longest string seen)
 
 
 @dataclass
@@ -117,8 +119,9 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
                               "(null_terminated_bytes), other implementations may not read them "
                               "(--zarr-format 2 has them in its spec)")
         enc: dict[str, Any] = {}
+        numeric = plan.dtype.kind in "biufcmM"
+        plan.itemsize = itemsize = max(memory_itemsize(var), plan.dtype.itemsize if numeric else 8)
         if out.ndim:
-            itemsize = plan.dtype.itemsize if plan.dtype.kind in "biufcmM" else 8
             sizes = auto_chunks(out.shape, itemsize, chunk_bytes)
             sizes = tuple((chunks or {}).get(d, s) for d, s in zip(out.dims, sizes))
             sizes = tuple(min(max(1, n), s) for n, s in zip(out.shape, sizes))
@@ -144,6 +147,27 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     ds = ds.set_coords([c for c in raw.coords if c in ds.variables])
     hidden = [k for k in raw.attrs if hidden_on_read(str(k), group=True, zarr_format=zarr_format)]
     return GroupPlan(group, ds, encoding, plans, zarr_format, [hidden_note(hidden)] if hidden else [])
+
+
+def memory_itemsize(var: Any, samples: int = 3, count: int = 1000) -> int:
+    """The bytes one value of ``var`` takes in memory. Text of variable length: xarray reads it as
+    fixed-width ``<U`` (4 bytes per character of the longest string of what it reads), so the
+    longest of ``samples`` runs of ``count`` values (start, middle, end), read now, times 4, and
+    twice that for the room a longer string elsewhere may need."""
+    dtype = var.dtype
+    if dtype.kind not in "OT":
+        return max(1, dtype.itemsize)
+    if var.size == 0:
+        return 8
+    flat_n = var.shape[0] if var.ndim else 1
+    per_row = max(1, math.prod(var.shape[1:])) if var.ndim else 1
+    rows = max(1, min(flat_n, -(-count // per_row)))
+    longest = 0
+    for start in sorted({0, max(0, flat_n // 2 - rows // 2), max(0, flat_n - rows)})[:samples]:
+        index = (slice(start, start + rows),) if var.ndim else ()
+        values = np.asarray(var[index].values, dtype=object).reshape(-1)
+        longest = max([longest] + [len(v) for v in values if isinstance(v, (str, bytes))])
+    return max(8, 8 * longest)
 
 
 def _route(name: str, var: Any, dec: Any) -> tuple[VariablePlan, Any]:

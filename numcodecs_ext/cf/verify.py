@@ -104,8 +104,11 @@ class Sides:
 
 
 @contextmanager
-def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Iterator[Sides]:
-    """The group ``group`` of the source and of the store, opened lazily, closed at the end."""
+def opened(src: Any, engine: str | None, store: Any, group: str | None, *, decode_times: bool = True) -> Iterator[Sides]:
+    """The group ``group`` of the source and of the store, opened lazily, closed at the end
+    (``decode_times=False``: times and durations left as numbers on both sides, which decoding
+    them would read)."""
+    decoding = {} if decode_times else {"decode_times": False, "decode_timedelta": False}
     import xarray as xr
 
     def target() -> Any:  # a path, or a file object of its own per dataset (a remote source)
@@ -114,12 +117,13 @@ def opened(src: Any, engine: str | None, store: Any, group: str | None) -> Itera
     stack = ExitStack()  # what was opened is closed, whichever opening fails
     try:
         with NETCDF_LOCK:
-            source = stack.enter_context(closing(_open_quietly(open_source, target(), engine, group, chunks=None)))
+            source = stack.enter_context(closing(_open_quietly(open_source, target(), engine, group, chunks=None,
+                                                               **decoding)))
             raw = stack.enter_context(closing(_open_quietly(
                 open_source, target(), engine, group, chunks=None, mask_and_scale=False, decode_times=False,
                 decode_timedelta=False)))
             result = stack.enter_context(closing(_open_quietly(xr.open_zarr, store, group=group,
-                                                               consolidated=False, chunks=None)))
+                                                               consolidated=False, chunks=None, **decoding)))
         yield Sides(src, source, raw, result)
     finally:
         with NETCDF_LOCK:

@@ -225,7 +225,8 @@ def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes
 def _check_before_writing(source: Any, engine: str, plans: list[GroupPlan], docs: dict[str, bytes],
                           eager: dict[str, bytes], loc: Any, resume: str) -> None:
     """Open the result as it will be (its metadata and the chunks xarray writes at once, in
-    memory) and compare its structure with the source's, before anything is written: what xarray
+    memory; times not decoded, which needs their values) and compare its structure with the
+    source's, before anything is written: what xarray
     cannot read back, or reads back otherwise, is refused here, naming the variable."""
     import xarray as xr
 
@@ -241,7 +242,7 @@ def _check_before_writing(source: Any, engine: str, plans: list[GroupPlan], docs
         store = StagedStore(memory, read_only=True, _staged=dict(docs))
         for plan in plans:
             try:
-                with opened(source, engine, store, plan.group) as sides:
+                with opened(source, engine, store, plan.group, decode_times=False) as sides:  # no data here
                     check_structure(sides, plan)
             except (ToolError, UsageError) as e:
                 raise type(e)(f"{e}{left}") from None
@@ -272,7 +273,7 @@ def _culprit(xr: Any, store: Any, plan: GroupPlan) -> str | None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 xr.open_zarr(StagedStore(store.location, read_only=True, _staged=docs), group=plan.group,
-                             consolidated=False, chunks=None).close()
+                             consolidated=False, chunks=None, decode_times=False, decode_timedelta=False).close()
         except Exception:  # noqa: BLE001 - this one fails
             return plan.variables[name].name
     return None
@@ -304,7 +305,7 @@ def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[st
     for plan in plans:
         for name, vp in plan.variables.items():
             var = plan.dataset.variables[name]
-            itemsize = vp.dtype.itemsize if vp.dtype.kind != "O" else 8
+            itemsize = vp.itemsize or (vp.dtype.itemsize if vp.dtype.kind != "O" else 8)
             chunks = list(blocks(var.shape, vp.chunks, itemsize, target=1))
             outcome.chunks += len(chunks)
             chosen = verify.choose(chunks, key=vp.name)
