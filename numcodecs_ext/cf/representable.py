@@ -106,7 +106,7 @@ def _refuse_type(path: str, var: Any, zarr_format: int) -> None:
         raise ToolError(f"variable {path!r} has a compound type with nested or array members ({_fields(dtype)}), "
                         f"which zarr-python stores in no format; drop it (ncks -x -v {path}), then convert")
     if dtype.kind == "V" and zarr_format == 3:
-        raise ToolError(f"variable {path!r} has a compound type ({_fields(dtype)}), which zarr v3 does not "
+        raise ToolError(f"variable {path!r} has a compound (structured) type ({_fields(dtype)}), which zarr v3 does not "
                         "define: convert with --zarr-format 2, or drop the variable first")
     if dtype.kind == "S" and zarr_format == 3 and "_FillValue" in var.attrs:
         raise ToolError(f"variable {path!r} is char (fixed-length bytes) with a _FillValue, which xarray cannot "
