@@ -148,8 +148,8 @@ def convert(
         The size automatic chunks aim at (default 8 MiB of decoded values), trailing dimensions
         kept whole: 16 KiB to 1 GiB.
     compressor : Compressor, optional
-        Default: blosc (zstd inside, level 3) with a byte shuffle over the stored type (a bit
-        shuffle for one-byte types).
+        Default: blosc (zstd inside, level 7) with a byte shuffle over the stored type (none for
+        one-byte types).
     progress : bool
         Progress bars on stderr.
     verify : {"full", "sample:N", "none"} or VerifyPlan
@@ -387,14 +387,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs): a path or a URL "
                                     "(s3://bucket/file.nc, https:// ...), read in ranges")
     parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL (s3://, gs:// ...)")
-    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
+    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3,
+                        help="3 (default): the spec codecs as zarr v3 filters; 2: numcodecs_ext's numcodecs filters, "
+                             "for readers of zarr v2 and for what v3 cannot hold (compound types, char variables "
+                             "with a _FillValue)")
     parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
                         help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
-    parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
-    parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
+                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; all zarr spec codecs")
+    parser.add_argument("--level", type=int, help="compression level (default: blosc 7, zstd 3, gzip 1)")
+    parser.add_argument("--shuffle", choices=list(SHUFFLES),
+                        help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, none "
+                             "for 1 byte)")
     add_verify_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
     add_storage_options_argument(parser)
