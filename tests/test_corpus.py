@@ -48,7 +48,13 @@ def _zarr_warning() -> type[Warning]:
 # A fix flips its entry to XPASS, which fails (strict): then delete the entry. The nine found on
 # main 71e0dc8 (text missing_value, char arrays in v3, _Unsigned counts and packed coordinates
 # through zarr_encoding, int32 times with fill values) are fixed: every file converts.
-KNOWN_FAILURES: dict[tuple[str, str], tuple[type[BaseException], str]] = {}
+KNOWN_FAILURES: dict[tuple[str, str], tuple[type[BaseException], str]] = {
+    # xarray's own to_zarr writes a char variable's _FillValue into zarr v3 that its zarr reader
+    # cannot decode ("Failed to decode fill_value. Unsupported dtype |S1"): xarray's, not
+    # zarr_encoding's (which leaves char variables alone); convert refuses the file up front
+    ("example_3_maskedvals.nc", "zarr_encoding"): (
+        AssertionError, "xarray cannot read back a char _FillValue from zarr v3 (xarray's bug)"),
+}
 
 # More files to run through test_convert and test_zarr_encoding_to_zarr, e.g. ones whose licence
 # keeps them out of fixtures/ (xarray's tutorial eraint_uvz.nc): NUMCODECS_EXT_CORPUS_EXTRA=a.nc:b.nc
@@ -280,7 +286,9 @@ def test_convert(entry, tmp_path):
     dst = tmp_path / "out.zarr"
     refused = entry.get("refused")
     if refused:
-        with pytest.raises(ValueError, match=refused):
+        from numcodecs_ext.tools.errors import ToolError
+
+        with pytest.raises((ValueError, ToolError), match=refused):
             _convert_function()(src, dst)
         assert not dst.exists(), "a refused file leaves nothing behind"
         return
