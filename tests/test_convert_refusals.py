@@ -248,3 +248,24 @@ def test_nc_attributes_are_kept_and_compared_as_xarray_shows_them(tmp_path, zarr
     shown = _read_store(dst)
     assert "_NCPROPERTIES" not in shown.attrs and shown.attrs["title"] == "kept"
     assert "_NCPROPERTIES" in str(report)
+
+
+# -- the real files of these shapes (fixtures/netcdf/, refused in v3 by test_corpus) ------------------
+
+
+def test_the_corpus_compound_converts_in_zarr_v2(tmp_path):
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "netcdf" / "ref_tst_compounds3.nc"
+    dst = tmp_path / "o.zarr"
+    assert convert(src, dst, zarr_format=2).verified
+    got, want = _read_store(dst)["var"].values, _read(src)["var"].values
+    for field in ("x", "y"):
+        np.testing.assert_array_equal(got[field], want[field])
+
+
+def test_the_corpus_char_with_fill_value_converts_in_zarr_v2(tmp_path):
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "netcdf" / "example_3_maskedvals.nc"
+    assert convert(src, tmp_path / "o.zarr", zarr_format=2).verified

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -288,8 +289,10 @@ def _engine(source: Source) -> str:
         if source.format != "HDF5" or not have["h5netcdf"]:
             return "netcdf4"
         try:
-            with shared_file(source.path):
-                return "netcdf4"
+            with warnings.catch_warnings():  # netCDF4's notes on the file: said by _groups
+                warnings.simplefilter("ignore", UserWarning)
+                with shared_file(source.path):
+                    return "netcdf4"
         except OSError:
             return "h5netcdf"
     if source.format == "HDF5" and have["h5netcdf"]:
@@ -313,6 +316,7 @@ def _quiet_warnings() -> Any:
         warnings.filterwarnings("ignore", ".*(decode_timedelta|timedelta).*", FutureWarning)
         warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         warnings.filterwarnings("ignore", "Duplicate dimension names", UserWarning)  # handled: see plan
+        warnings.filterwarnings("ignore", "WARNING: unsupported", UserWarning)  # netCDF4's: a type it skips
         yield
 
 
@@ -321,9 +325,18 @@ def _groups(source: Source, engine: str) -> list[str | None]:
     out: list[str | None] = [None]
     src = source.target()
     if engine == "netcdf4":
-        with shared_file(src) as nc:
-            refuse_ragged(nc)
-            out += walk_groups(nc, lambda g: g.path)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with shared_file(src) as nc:
+                skipped = [m for m in (re.search(r"variable '(.*)' has (unsupported .*datatype)", str(w.message))
+                                       for w in said) if m]
+                if skipped:  # netCDF4-python leaves such a variable out: converting would lose it
+                    name, why = skipped[0].groups()
+                    raise ToolError(f"variable {name!r} has an {why.replace('unsupported', 'unsupported netCDF4')}"
+                                    f" (e.g. a vlen of compounds), so convert would leave it out: drop it first "
+                                    f"(ncks -x -v {name}), then convert")
+                refuse_ragged(nc)
+                out += walk_groups(nc, lambda g: g.path)
     elif engine == "h5netcdf":
         import h5netcdf
 
