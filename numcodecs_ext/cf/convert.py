@@ -89,7 +89,8 @@ class ConvertReport:
                 extra = "" if diff is None else f"; max |zarr - CF| = {diff:.3g}"
                 lines.append(f"  {name}: {v.stored} -> {v.dtype}, packed: {v.packing.describe()} -> {squeeze}{extra}")
             elif v.route == "as is":
-                lines.append(f"  {name}: {v.stored}, copied with its CF attributes -> {squeeze}")
+                stored = "str" if v.stored.kind in "OT" else v.stored  # variable-length text
+                lines.append(f"  {name}: {stored}, copied with its CF attributes -> {squeeze}")
             else:
                 lines.append(f"  {name}: {v.dtype}, stored decoded -> {squeeze}")
             lines.extend(f"      note: {n}" for n in v.notes)
