@@ -61,7 +61,7 @@ def _named(path, name: str, *, group: bool = False) -> None:
         where.create_variable("v" if group else name, ("x",), "f4")[:] = [1, 2, 3]
 
 
-@pytest.mark.parametrize("name", ["zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata", PREFIX])
+@pytest.mark.parametrize("name", ["zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata", PREFIX, "a\\b"])
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_a_variable_named_like_a_store_key_is_refused(tmp_path, name, zarr_format):
     src = tmp_path / "n.nc"
