@@ -269,3 +269,20 @@ def test_the_corpus_char_with_fill_value_converts_in_zarr_v2(tmp_path):
 
     src = Path(__file__).resolve().parent.parent / "fixtures" / "netcdf" / "example_3_maskedvals.nc"
     assert convert(src, tmp_path / "o.zarr", zarr_format=2).verified
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_strings_with_a_fill_value_read_back_as_the_file(tmp_path, zarr_format):
+    """zarr v3's string type has no fill value xarray can write (it failed before writing with
+    numpy's words and no variable): the _FillValue becomes missing_value, masked the same way."""
+    src, dst = tmp_path / "s.nc", tmp_path / "o.zarr"
+    with _nc(src) as nc:
+        nc.createDimension("x", 3)
+        nc.createVariable("a", "f4", ("x",))[:] = [1, 2, 3]
+        nc.createVariable("s", str, ("x",), fill_value="-")[:] = np.array(["a", "-", "c"], dtype=object)
+    report = convert(src, dst, zarr_format=zarr_format)
+    assert report.verified
+    got, want = _read_store(dst)["s"].values, _read(src)["s"].values
+    assert [None if isinstance(x, float) else str(x) for x in got] == ["a", None, "c"]
+    assert [None if isinstance(x, float) else str(x) for x in want] == ["a", None, "c"]
+    assert any("missing_value" in n for n in report.variables["s"].notes) == (zarr_format == 3)

@@ -114,6 +114,9 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
             out = out.astype(packed_dtype(out.dtype))
         if zarr_format == 3 and out.dtype.kind == "U":
             out = out.astype(object)  # zarr v3's specified "string" type (fixed-width text has none)
+        if zarr_format == 3 and out.dtype.kind in "OT" and "_FillValue" in out.attrs:
+            out = out.copy(deep=False)
+            out.attrs = _text_fill_as_missing(plan.name, dict(out.attrs), plan.notes)
         elif zarr_format == 3 and out.dtype.kind == "S":
             plan.notes.append("fixed-length bytes: zarr v3 specifies no such type; zarr-python stores them "
                               "(null_terminated_bytes), other implementations may not read them "
@@ -240,6 +243,20 @@ def _as_is_attrs(attrs: dict[str, Any], dtype: np.dtype, notes: list[str]) -> di
     notes.append(f"_FillValue={_show(raw)} cannot be the fill value of a {dtype} array: kept as missing_value, "
                  "which xarray reads the same way")
     return out
+
+
+def _text_fill_as_missing(name: str, attrs: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A text variable's ``_FillValue`` as ``missing_value`` for zarr v3, whose string type has no
+    fill value xarray can write or read as ``_FillValue``; xarray masks ``missing_value`` the same."""
+    fill = attrs.pop("_FillValue")
+    other = attrs.get("missing_value")
+    if other is not None and str(other) != str(fill):
+        raise ToolError(f"variable {name!r}: text with _FillValue={str(fill)!r} and missing_value={str(other)!r}, "
+                        "which zarr v3's string type cannot hold both: convert with --zarr-format 2")
+    attrs["missing_value"] = fill
+    notes.append(f"_FillValue={str(fill)!r} kept as missing_value (zarr v3's string type has no fill value "
+                 "xarray reads), which xarray reads the same way")
+    return attrs
 
 
 def _fits(value: Any, dtype: np.dtype) -> bool:

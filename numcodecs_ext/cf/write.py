@@ -112,7 +112,15 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     options; ``resume``: ``loc`` holds a journal beside nothing that opens (``"partial"``) or
     beside a complete store (``"complete"``: resumed only if the stamps are equal).
     ``differences`` receives each inexact packing's largest difference."""
-    int_docs, final_docs, eager = _metadata(plans, zarr_format)
+    try:
+        int_docs, final_docs, eager = _metadata(plans, zarr_format)
+    except (UsageError, ToolError):
+        raise
+    except (ValueError, TypeError, KeyError) as e:  # xarray cannot encode a variable for zarr
+        name = _unwritable(plans, zarr_format)
+        what = f"variable {name!r}" if name else "the file"
+        raise ToolError(f"{what}: xarray cannot write it to zarr v{zarr_format} ({type(e).__name__}: {e}); "
+                        f"drop it or try --zarr-format {5 - zarr_format}; nothing was written") from None
     _check_before_writing(source, engine, plans, final_docs, eager, loc, resume)
     stamp = dict(stamp, metadata=_digest(int_docs, final_docs), run_bytes=RUN_BYTES)
     journal = Journal(loc)
@@ -220,6 +228,26 @@ def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes
         if memory.exists():
             memory.remove_tree()
     return int_docs, final_docs, eager
+
+
+def _unwritable(plans: list[GroupPlan], zarr_format: int) -> str | None:
+    """The first variable xarray cannot turn into zarr metadata on its own (None: none alone)."""
+    import warnings
+
+    import xarray as xr
+    import zarr
+
+    for plan in plans:
+        for name, vp in plan.variables.items():
+            one = xr.Dataset({name: plan.dataset.variables[name]})
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    one.to_zarr(zarr.storage.MemoryStore(), zarr_format=zarr_format, consolidated=False,
+                                encoding={name: plan.encoding.get(name, {})}, compute=False)
+            except Exception:  # noqa: BLE001 - this one fails
+                return vp.name
+    return None
 
 
 def _check_before_writing(source: Any, engine: str, plans: list[GroupPlan], docs: dict[str, bytes],
