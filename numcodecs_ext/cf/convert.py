@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ from .handles import open_source, shared_file
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .remote import H5NETCDF_OPTIONS, walk_groups
+from .representable import refuse_ragged
 from .source import Source, check_source
 from .write import write_verify_commit
 
@@ -60,6 +62,7 @@ class ConvertReport:
     zarr_format: int = 3
     compressor: Compressor = DEFAULT
     variables: dict[str, VariablePlan] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # about groups: "group: note"
     max_difference: dict[str, float] = field(default_factory=dict)
     source_bytes: int = 0
     store_bytes: int = 0
@@ -86,10 +89,12 @@ class ConvertReport:
                 extra = "" if diff is None else f"; max |zarr - CF| = {diff:.3g}"
                 lines.append(f"  {name}: {v.stored} -> {v.dtype}, packed: {v.packing.describe()} -> {squeeze}{extra}")
             elif v.route == "as is":
-                lines.append(f"  {name}: {v.stored}, copied with its CF attributes -> {squeeze}")
+                stored = "str" if v.stored.kind in "OT" else v.stored  # variable-length text
+                lines.append(f"  {name}: {stored}, copied with its CF attributes -> {squeeze}")
             else:
                 lines.append(f"  {name}: {v.dtype}, stored decoded -> {squeeze}")
             lines.extend(f"      note: {n}" for n in v.notes)
+        lines.extend(f"  note: {n}" for n in self.notes)
         if self.source_bytes and self.store_bytes:
             lines.append(f"  size: {_mb(self.store_bytes)} in the store, {_mb(self.source_bytes)} in the netCDF file "
                          f"(ratio {self.store_bytes / self.source_bytes:.2f})")
@@ -145,8 +150,8 @@ def convert(
         The size automatic chunks aim at (default 8 MiB of decoded values), trailing dimensions
         kept whole: 16 KiB to 1 GiB.
     compressor : Compressor, optional
-        Default: blosc (zstd inside, level 3) with a byte shuffle over the stored type (a bit
-        shuffle for one-byte types).
+        Default: blosc (zstd inside, level 7) with a byte shuffle over the stored type (none for
+        one-byte types).
     progress : bool
         Progress bars on stderr.
     verify : {"full", "sample:N", "none"} or VerifyPlan
@@ -196,6 +201,8 @@ def convert(
             plans = _plan(source, engine, chunks, chunk_bytes, compressor, zarr_format, opened)
             for plan in plans:
                 report.variables.update({v.name: v for v in plan.variables.values()})
+                where = "the root group" if plan.group is None else f"group {plan.group!r}"
+                report.notes.extend(f"{where}: {n}" for n in plan.notes)
             stamp = {"version": 1, "source": _source_stamp(source), "engine": engine, "zarr_format": zarr_format}
             outcome = write_verify_commit(source, engine, loc, existed, plans, zarr_format, report.max_difference,
                                           progress=progress, verify=checking, stamp=stamp, resume=resume)
@@ -284,8 +291,10 @@ def _engine(source: Source) -> str:
         if source.format != "HDF5" or not have["h5netcdf"]:
             return "netcdf4"
         try:
-            with shared_file(source.path):
-                return "netcdf4"
+            with warnings.catch_warnings():  # netCDF4's notes on the file: said by _groups
+                warnings.simplefilter("ignore", UserWarning)
+                with shared_file(source.path):
+                    return "netcdf4"
         except OSError:
             return "h5netcdf"
     if source.format == "HDF5" and have["h5netcdf"]:
@@ -309,6 +318,7 @@ def _quiet_warnings() -> Any:
         warnings.filterwarnings("ignore", ".*(decode_timedelta|timedelta).*", FutureWarning)
         warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         warnings.filterwarnings("ignore", "Duplicate dimension names", UserWarning)  # handled: see plan
+        warnings.filterwarnings("ignore", "WARNING: unsupported", UserWarning)  # netCDF4's: a type it skips
         yield
 
 
@@ -317,18 +327,30 @@ def _groups(source: Source, engine: str) -> list[str | None]:
     out: list[str | None] = [None]
     src = source.target()
     if engine == "netcdf4":
-        with shared_file(src) as nc:
-            out += walk_groups(nc, lambda g: g.path)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with shared_file(src) as nc:
+                skipped = [m for m in (re.search(r"variable '(.*)' has (unsupported .*datatype)", str(w.message))
+                                       for w in said) if m]
+                if skipped:  # netCDF4-python leaves such a variable out: converting would lose it
+                    name, why = skipped[0].groups()
+                    raise ToolError(f"variable {name!r} has an {why.replace('unsupported', 'unsupported netCDF4')}"
+                                    f" (e.g. a vlen of compounds), so convert would leave it out: drop it first "
+                                    f"(ncks -x -v {name}), then convert")
+                refuse_ragged(nc)
+                out += walk_groups(nc, lambda g: g.path)
     elif engine == "h5netcdf":
         import h5netcdf
 
         with h5netcdf.File(src, "r", **H5NETCDF_OPTIONS) as f:
+            refuse_ragged(f)
             out += walk_groups(f, lambda g: g.name)
     return out
 
 
 def _open(source: Source, engine: str, group: str | None, raw: bool) -> Any:
-    kwargs: dict[str, Any] = {"mask_and_scale": False, "decode_times": False, "decode_timedelta": False} if raw else {}
+    kwargs: dict[str, Any] = ({"mask_and_scale": False, "decode_times": False, "decode_timedelta": False,
+                             "concat_characters": False} if raw else {})
     if engine == "h5netcdf":
         kwargs.update(H5NETCDF_OPTIONS)
     try:
@@ -380,14 +402,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs): a path or a URL "
                                     "(s3://bucket/file.nc, https:// ...), read in ranges")
     parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL (s3://, gs:// ...)")
-    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3)
+    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3,
+                        help="3 (default): the spec codecs as zarr v3 filters; 2: numcodecs_ext's numcodecs filters, "
+                             "for readers of zarr v2 and for what v3 cannot hold (compound types, char variables "
+                             "with a _FillValue)")
     parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
                         help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, level 3, shuffled), zstd, gzip or none; all zarr spec codecs")
-    parser.add_argument("--level", type=int, help="compression level (default: blosc 3, zstd 3, gzip 1)")
-    parser.add_argument("--shuffle", choices=list(SHUFFLES), help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, bit for 1 byte)")
+                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; all zarr spec codecs")
+    parser.add_argument("--level", type=int, help="compression level (default: blosc 7, zstd 3, gzip 1)")
+    parser.add_argument("--shuffle", choices=list(SHUFFLES),
+                        help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, none "
+                             "for 1 byte)")
     add_verify_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
     add_storage_options_argument(parser)

@@ -178,17 +178,59 @@ def open_netcdf4(path: str | os.PathLike[str], group: str | None = None, **kwarg
     handle, every netCDF-C call under :data:`NETCDF_LOCK`. Closing the dataset lets go of the
     handle; a later read opens it again."""
     import xarray as xr
-    from xarray.backends import CachingFileManager, NetCDF4DataStore
+    from xarray.backends import CachingFileManager
 
     manager = CachingFileManager(shared_dataset, os.path.realpath(path), mode="r", lock=NETCDF_LOCK)
     with NETCDF_LOCK:
-        store = NetCDF4DataStore(manager, group=group, mode="r", lock=NETCDF_LOCK)
+        store = _lazy_text_store()(manager, group=group, mode="r", lock=NETCDF_LOCK)
     try:
         with NETCDF_LOCK:  # the opening reads the file's metadata through netCDF-C
-            return xr.open_dataset(store, **kwargs)
+            return _open_text_lazily(xr, store, **kwargs)
     except BaseException:
         store.close()
         raise
+
+
+_LAZY_TEXT = "numcodecs_ext_lazy_text"
+
+
+def _lazy_text_store() -> type:
+    """xarray's NetCDF4DataStore whose variable-length strings stay lazy: xarray turns them into
+    fixed-width ``<U`` when it opens a file, reading every string (4 bytes per character of the
+    longest) at every opening; with this store they stay str objects, read when their values are
+    (:func:`open_netcdf4` puts back the encoding). Made on first use (xarray is imported late);
+    found by name when a dataset is unpickled on a dask worker (module ``__getattr__``)."""
+    cls = globals().get("LazyTextNetCDF4DataStore")
+    if cls is None:
+        from xarray.backends import NetCDF4DataStore
+
+        def open_store_variable(self: Any, name: Any, var: Any) -> Any:
+            v = NetCDF4DataStore.open_store_variable(self, name, var)
+            if v.encoding.get("dtype") is str:  # the mark that makes xarray read them all at once
+                del v.encoding["dtype"]
+                v.encoding[_LAZY_TEXT] = True
+            return v
+
+        cls = type("LazyTextNetCDF4DataStore", (NetCDF4DataStore,),
+                   {"open_store_variable": open_store_variable, "__module__": __name__})
+        globals()["LazyTextNetCDF4DataStore"] = cls
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LazyTextNetCDF4DataStore":
+        return _lazy_text_store()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _open_text_lazily(xr: Any, store: Any, **kwargs: Any) -> Any:
+    """``xarray.open_dataset(store)`` of a :func:`_lazy_text_store` store, the strings' encoding
+    put back as xarray gives it."""
+    ds = xr.open_dataset(store, **kwargs)
+    for v in ds.variables.values():
+        if v.encoding.pop(_LAZY_TEXT, False):
+            v.encoding["dtype"] = str
+    return ds
 
 
 def open_source(target: Any, engine: str | None, group: str | None = None, **kwargs: Any) -> Any:

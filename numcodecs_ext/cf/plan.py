@@ -34,9 +34,11 @@ from ..dtypes import scalar_to_json
 from ..tools.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
+from .representable import hidden_note, hidden_on_read, packed_dtype, refuse_unrepresentable
 from .rules import _show, fill_values, stored_dtype
 
-__all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "plan_group"]
+__all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "memory_itemsize",
+           "plan_group"]
 
 #: the largest chunk convert writes (blosc's limit is 2 GiB; memory holds a few per worker)
 MAX_CHUNK_BYTES = 1 << 30
@@ -76,6 +78,7 @@ class VariablePlan:
     chunks: tuple[int, ...] | None
     packing: CFPacking | None = None
     notes: list[str] = field(default_factory=list)
+    itemsize: int = 0  # bytes per value in memory (text: xarray's <U of the longest string seen)
 
 
 @dataclass
@@ -86,6 +89,8 @@ class GroupPlan:
     dataset: Any
     encoding: dict[str, dict[str, Any]]
     variables: dict[str, VariablePlan]
+    zarr_format: int = 3
+    notes: list[str] = field(default_factory=list)
 
 
 def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str, int] | None,
@@ -98,21 +103,28 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     encoding: dict[str, dict[str, Any]] = {}
     plans: dict[str, VariablePlan] = {}
     prefix = "" if group is None else group + "/"
+    refuse_unrepresentable(raw, group, zarr_format)
     for name, var in raw.variables.items():
-        if var.dtype.kind == "V" and zarr_format == 3:
-            raise ToolError(f"variable {prefix}{name!r} has a compound (structured) type, which zarr v3 does not "
-                            "define: convert with --zarr-format 2, or drop the variable first")
         dec = decoded.variables[name]
         plan, out = _route(prefix + str(name), var, dec)
+        hidden = [k for k in out.attrs if hidden_on_read(str(k), group=False, zarr_format=zarr_format)]
+        if hidden:
+            plan.notes.append(hidden_note(hidden))
+        if out.dtype.kind == "V":  # a compound type: its fields, without netCDF-4's alignment padding
+            out = out.astype(packed_dtype(out.dtype))
         if zarr_format == 3 and out.dtype.kind == "U":
             out = out.astype(object)  # zarr v3's specified "string" type (fixed-width text has none)
+        if zarr_format == 3 and out.dtype.kind in "OT" and "_FillValue" in out.attrs:
+            out = out.copy(deep=False)
+            out.attrs = _text_fill_as_missing(plan.name, dict(out.attrs), plan.notes)
         elif zarr_format == 3 and out.dtype.kind == "S":
             plan.notes.append("fixed-length bytes: zarr v3 specifies no such type; zarr-python stores them "
                               "(null_terminated_bytes), other implementations may not read them "
                               "(--zarr-format 2 has them in its spec)")
         enc: dict[str, Any] = {}
+        numeric = plan.dtype.kind in "biufcmM"
+        plan.itemsize = itemsize = max(memory_itemsize(var), plan.dtype.itemsize if numeric else 8)
         if out.ndim:
-            itemsize = plan.dtype.itemsize if plan.dtype.kind in "biufcmM" else 8
             sizes = auto_chunks(out.shape, itemsize, chunk_bytes)
             sizes = tuple((chunks or {}).get(d, s) for d, s in zip(out.dims, sizes))
             sizes = tuple(min(max(1, n), s) for n, s in zip(out.shape, sizes))
@@ -136,7 +148,29 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
         plans[str(name)] = plan
     ds = xr.Dataset(variables, attrs=dict(raw.attrs))
     ds = ds.set_coords([c for c in raw.coords if c in ds.variables])
-    return GroupPlan(group, ds, encoding, plans)
+    hidden = [k for k in raw.attrs if hidden_on_read(str(k), group=True, zarr_format=zarr_format)]
+    return GroupPlan(group, ds, encoding, plans, zarr_format, [hidden_note(hidden)] if hidden else [])
+
+
+def memory_itemsize(var: Any, samples: int = 3, count: int = 1000) -> int:
+    """The bytes one value of ``var`` takes in memory. Text of variable length: xarray reads it as
+    fixed-width ``<U`` (4 bytes per character of the longest string of what it reads), so the
+    longest of ``samples`` runs of ``count`` values (start, middle, end), read now, times 4, and
+    twice that for the room a longer string elsewhere may need."""
+    dtype = var.dtype
+    if dtype.kind not in "OT":
+        return max(1, dtype.itemsize)
+    if var.size == 0:
+        return 8
+    flat_n = var.shape[0] if var.ndim else 1
+    per_row = max(1, math.prod(var.shape[1:])) if var.ndim else 1
+    rows = max(1, min(flat_n, -(-count // per_row)))
+    longest = 0
+    for start in sorted({0, max(0, flat_n // 2 - rows // 2), max(0, flat_n - rows)})[:samples]:
+        index = (slice(start, start + rows),) if var.ndim else ()
+        values = np.asarray(var[index].values, dtype=object).reshape(-1)
+        longest = max([longest] + [len(v) for v in values if isinstance(v, (str, bytes))])
+    return max(8, 8 * longest)
 
 
 def _route(name: str, var: Any, dec: Any) -> tuple[VariablePlan, Any]:
@@ -209,6 +243,20 @@ def _as_is_attrs(attrs: dict[str, Any], dtype: np.dtype, notes: list[str]) -> di
     notes.append(f"_FillValue={_show(raw)} cannot be the fill value of a {dtype} array: kept as missing_value, "
                  "which xarray reads the same way")
     return out
+
+
+def _text_fill_as_missing(name: str, attrs: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A text variable's ``_FillValue`` as ``missing_value`` for zarr v3, whose string type has no
+    fill value xarray can write or read as ``_FillValue``; xarray masks ``missing_value`` the same."""
+    fill = attrs.pop("_FillValue")
+    other = attrs.get("missing_value")
+    if other is not None and str(other) != str(fill):
+        raise ToolError(f"variable {name!r}: text with _FillValue={str(fill)!r} and missing_value={str(other)!r}, "
+                        "which zarr v3's string type cannot hold both: convert with --zarr-format 2")
+    attrs["missing_value"] = fill
+    notes.append(f"_FillValue={str(fill)!r} kept as missing_value (zarr v3's string type has no fill value "
+                 "xarray reads), which xarray reads the same way")
+    return attrs
 
 
 def _fits(value: Any, dtype: np.dtype) -> bool:

@@ -89,7 +89,7 @@ def check_source(path: Any, *, storage_options: Any = None) -> Source:
     # scheme, a missing package: said here
     if not location.is_local:
         return _check_remote(location)
-    shown = os.fspath(path)
+    shown = location.root  # absolute, ~ expanded: dask workers may run in another directory
     if not os.path.lexists(shown):
         raise UsageError(f"{shown}: does not exist")
     if not os.path.exists(shown):

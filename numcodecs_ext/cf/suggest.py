@@ -272,7 +272,7 @@ def suggest(src: Any, *, array: str | None = None, tolerance: float | None = Non
     from ..tools.progress import Progress
     from ..tools.storage import Unreachable
 
-    with open_arrays(src, array, storage_options=storage_options) as arrays:
+    with _quiet_about_the_file(), open_arrays(src, array, storage_options=storage_options) as arrays:
         total = sum(math.prod(a.shape) * np.dtype(a.dtype).itemsize for a in arrays.values())
         results = {}
         with Progress(total, "range", enabled=progress) as bar:
@@ -289,6 +289,19 @@ def suggest(src: Any, *, array: str | None = None, tolerance: float | None = Non
                         raise
                     results[name] = {"error": f"the data cannot be read ({type(e).__name__}: {e})"}
     return results
+
+
+@contextmanager
+def _quiet_about_the_file() -> Iterator[None]:
+    """xarray's notes on a netCDF file's own attributes (several fill values, repeated dimension
+    names), given when it opens and again when it reads: suggest reads the values as xarray
+    decodes them, which is what the notes say."""
+    import xarray as xr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", xr.SerializationWarning)
+        warnings.filterwarnings("ignore", "Duplicate dimension names", UserWarning)
+        yield
 
 
 # -- command line -----------------------------------------------------------------------------

@@ -112,7 +112,16 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     options; ``resume``: ``loc`` holds a journal beside nothing that opens (``"partial"``) or
     beside a complete store (``"complete"``: resumed only if the stamps are equal).
     ``differences`` receives each inexact packing's largest difference."""
-    int_docs, final_docs, eager = _metadata(plans, zarr_format)
+    try:
+        int_docs, final_docs, eager = _metadata(plans, zarr_format)
+    except (UsageError, ToolError):
+        raise
+    except (ValueError, TypeError, KeyError) as e:  # xarray cannot encode a variable for zarr
+        name = _unwritable(plans, zarr_format)
+        what = f"variable {name!r}" if name else "the file"
+        raise ToolError(f"{what}: xarray cannot write it to zarr v{zarr_format} ({type(e).__name__}: {e}); "
+                        f"drop it or try --zarr-format {5 - zarr_format}; nothing was written") from None
+    _check_before_writing(source, engine, plans, final_docs, eager, loc, resume)
     stamp = dict(stamp, metadata=_digest(int_docs, final_docs), run_bytes=RUN_BYTES)
     journal = Journal(loc)
     outcome = Outcome()
@@ -222,6 +231,83 @@ def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes
     return int_docs, final_docs, eager
 
 
+def _unwritable(plans: list[GroupPlan], zarr_format: int) -> str | None:
+    """The first variable xarray cannot turn into zarr metadata on its own (None: none alone)."""
+    import warnings
+
+    import xarray as xr
+    import zarr
+
+    for plan in plans:
+        for name, vp in plan.variables.items():
+            one = xr.Dataset({name: plan.dataset.variables[name]})
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    one.to_zarr(zarr.storage.MemoryStore(), zarr_format=zarr_format, consolidated=False,
+                                encoding={name: plan.encoding.get(name, {})}, compute=False)
+            except Exception:  # noqa: BLE001 - this one fails
+                return vp.name
+    return None
+
+
+def _check_before_writing(source: Any, engine: str, plans: list[GroupPlan], docs: dict[str, bytes],
+                          eager: dict[str, bytes], loc: Any, resume: str) -> None:
+    """Open the result as it will be (its metadata and the chunks xarray writes at once, in
+    memory; times not decoded, which needs their values) and compare its structure with the
+    source's, before anything is written: what xarray
+    cannot read back, or reads back otherwise, is refused here, naming the variable."""
+    import xarray as xr
+
+    from ..tools.staging import StagedStore
+    from ..tools.storage import Location
+
+    memory = Location.parse(f"memory://numcodecs-ext-precheck-{uuid.uuid4().hex}")
+    left = (f"; nothing was written ({loc.display} holds an earlier attempt: remove it)" if resume
+            else "; nothing was written")
+    try:
+        for key, data in eager.items():
+            memory.write(key, data)
+        store = StagedStore(memory, read_only=True, _staged=dict(docs))
+        for plan in plans:
+            try:
+                with opened(source, engine, store, plan.group, decode_times=False) as sides:  # no data here
+                    check_structure(sides, plan)
+            except (ToolError, UsageError) as e:
+                raise type(e)(f"{e}{left}") from None
+            except Exception as e:  # noqa: BLE001 - xarray cannot open the result: find the variable
+                name = _culprit(xr, store, plan)
+                what = f"variable {name!r}" if name else ("the root group" if plan.group is None
+                                                          else f"group {plan.group!r}")
+                raise ToolError(f"{what}: xarray could not read it back from zarr ({type(e).__name__}: {e}); "
+                                f"drop it from the file or try --zarr-format {5 - plan.zarr_format}{left}") from None
+    finally:
+        if memory.exists():
+            memory.remove_tree()
+
+
+def _culprit(xr: Any, store: Any, plan: GroupPlan) -> str | None:
+    """The first variable of ``plan`` that xarray cannot open alone: the group read with only
+    that variable's metadata (xarray opens every array of a group, whichever it is asked for)."""
+    import warnings
+
+    from ..tools.staging import StagedStore
+
+    prefix = "" if plan.group is None else plan.group + "/"
+    names = list(plan.variables)
+    for name in names:
+        others = tuple(prefix + n + "/" for n in names if n != name)
+        docs = {k: v for k, v in store.staged.items() if not k.startswith(others)}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                xr.open_zarr(StagedStore(store.location, read_only=True, _staged=docs), group=plan.group,
+                             consolidated=False, chunks=None, decode_times=False, decode_timedelta=False).close()
+        except Exception:  # noqa: BLE001 - this one fails
+            return plan.variables[name].name
+    return None
+
+
 def _digest(*documents: dict[str, bytes]) -> str:
     h = hashlib.sha256()
     for docs in documents:
@@ -248,7 +334,7 @@ def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[st
     for plan in plans:
         for name, vp in plan.variables.items():
             var = plan.dataset.variables[name]
-            itemsize = vp.dtype.itemsize if vp.dtype.kind != "O" else 8
+            itemsize = vp.itemsize or (vp.dtype.itemsize if vp.dtype.kind != "O" else 8)
             chunks = list(blocks(var.shape, vp.chunks, itemsize, target=1))
             outcome.chunks += len(chunks)
             chosen = verify.choose(chunks, key=vp.name)

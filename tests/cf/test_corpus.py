@@ -48,7 +48,20 @@ def _zarr_warning() -> type[Warning]:
 # A fix flips its entry to XPASS, which fails (strict): then delete the entry. The nine found on
 # main 71e0dc8 (text missing_value, char arrays in v3, _Unsigned counts and packed coordinates
 # through zarr_encoding, int32 times with fill values) are fixed: every file converts.
-KNOWN_FAILURES: dict[tuple[str, str], tuple[type[BaseException], str]] = {}
+KNOWN_FAILURES: dict[tuple[str, str], tuple[Any, str]] = {
+    # xarray's own to_zarr writes a char variable's _FillValue into zarr v3 that its zarr reader
+    # cannot decode ("Failed to decode fill_value. Unsupported dtype |S1"): xarray's, not
+    # zarr_encoding's (which leaves char variables alone); convert refuses the file up front
+    ("example_3_maskedvals.nc", "zarr_encoding"): (
+        AssertionError, "xarray cannot read back a char _FillValue from zarr v3 (xarray's bug)"),
+    # zarr_encoding + to_zarr is xarray's own write: a padded compound comes back packed (another
+    # dtype; convert refuses it in v3 and packs it in v2), and xarray cannot open a file with an
+    # attribute of a vlen-of-compound type at all (convert refuses it before writing)
+    # (zarr 3.4 warns as it packs: a UserWarning, an error here)
+    ("ref_tst_compounds3.nc", "zarr_encoding"): ((AssertionError, UserWarning),
+                                                 "xarray's to_zarr drops a compound's padding"),
+    ("ref_tst_xplatform2_1.nc", "zarr_encoding"): (KeyError, "xarray cannot read an attribute of a vlen type"),
+}
 
 # More files to run through test_convert and test_zarr_encoding_to_zarr, e.g. ones whose licence
 # keeps them out of fixtures/ (xarray's tutorial eraint_uvz.nc): NUMCODECS_EXT_CORPUS_EXTRA=a.nc:b.nc
@@ -86,7 +99,10 @@ def _features(path: Path) -> list[str]:
     """What CF and netCDF features a file exercises, read from the file itself with netCDF4 (raw
     attributes, nothing decoded); corpus.json's "features" must say exactly this."""
     found: set[str] = set()
-    with netCDF4.Dataset(path) as nc:
+    with warnings.catch_warnings():  # netCDF4's note on a type it cannot read (ref_tst_xplatform2_1.nc)
+        warnings.filterwarnings("ignore", "WARNING: unsupported", UserWarning)
+        nc = netCDF4.Dataset(path)
+    with nc:
         groups = [nc]
         todo = list(nc.groups.values())
         while todo:
@@ -150,7 +166,10 @@ def _variable_features(var: Any) -> set[str]:
 def _groups(path: Path) -> list[str | None]:
     """Every group, root first (None), as netCDF-C lists them: ``a``, ``a/b`` ..."""
     out: list[str | None] = [None]
-    with netCDF4.Dataset(path) as nc:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "WARNING: unsupported", UserWarning)
+        nc = netCDF4.Dataset(path)
+    with nc:
         todo = list(nc.groups.values())
         while todo:
             g = todo.pop(0)
@@ -205,6 +224,7 @@ def _ignore_what_xarray_says_about_the_file() -> None:
     dimension names): a user opening the file sees them too; they are not failures of ours."""
     warnings.filterwarnings("ignore", category=xr.SerializationWarning)
     warnings.filterwarnings("ignore", message="Duplicate dimension names present", category=UserWarning)
+    warnings.filterwarnings("ignore", message="WARNING: unsupported", category=UserWarning)  # netCDF4's
 
 
 def _engines(entry: dict[str, Any]) -> list[str]:
@@ -223,8 +243,10 @@ def test_fixture_is_what_provenance_says(entry):
     path = CORPUS_DIR / entry["file"]
     assert path.stat().st_size == entry["size"]
     assert _sha256(path) == entry["sha256"], f"{entry['file']} changed: a committed fixture never changes"
-    with netCDF4.Dataset(path) as nc:
-        model = nc.data_model
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "WARNING: unsupported", UserWarning)
+        with netCDF4.Dataset(path) as nc:
+            model = nc.data_model
     if entry["format"] == "HDF5":  # a plain HDF5 file that netCDF-C reads as netCDF-4
         assert model == "NETCDF4" and path.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
     else:
@@ -286,7 +308,9 @@ def test_convert(entry, tmp_path):
     dst = tmp_path / "out.zarr"
     refused = entry.get("refused")
     if refused:
-        with pytest.raises(ValueError, match=refused):
+        from numcodecs_ext.tools.errors import ToolError
+
+        with pytest.raises((ValueError, ToolError), match=refused):
             _convert_function()(src, dst)
         assert not dst.exists(), "a refused file leaves nothing behind"
         return
