@@ -70,9 +70,10 @@ def _placement(case: CodecCase, codec: object) -> dict[str, object]:
     return {"serializer": codec, "compressors": None}
 
 
-@cases
+@pytest.mark.parametrize("case, byteorder", [  # one-byte items have no byte order
+    pytest.param(case, byteorder, id=f"{case.id}-{byteorder}") for case in CODEC_CASES for byteorder in "<>"
+    if byteorder == "<" or case.array.dtype.itemsize > 1])
 @pytest.mark.parametrize("order", ["C", "F"])
-@pytest.mark.parametrize("byteorder", ["<", ">"])
 def test_zarr_v2(case: CodecCase, order: str, byteorder: str, tmp_path) -> None:
     """zarr_format=2 arrays with the numcodecs codec as a filter (or the compressor).
 
@@ -81,8 +82,6 @@ def test_zarr_v2(case: CodecCase, order: str, byteorder: str, tmp_path) -> None:
     """
     array = case.array
     if byteorder == ">":
-        if array.dtype.itemsize == 1:
-            pytest.skip("one-byte items have no byte order")
         array = array.astype(array.dtype.newbyteorder(">"))
     chunks = _chunks(array.shape)
     # zarr v2 hands filters and the compressor flat bytes on decode: configure the chunk shape

@@ -256,7 +256,7 @@ def test_nc_attributes_are_kept_and_compared_as_xarray_shows_them(tmp_path, zarr
 def test_the_corpus_compound_converts_in_zarr_v2(tmp_path):
     from pathlib import Path
 
-    src = Path(__file__).resolve().parent.parent / "fixtures" / "netcdf" / "ref_tst_compounds3.nc"
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "netcdf" / "ref_tst_compounds3.nc"
     dst = tmp_path / "o.zarr"
     assert convert(src, dst, zarr_format=2).verified
     got, want = _read_store(dst)["var"].values, _read(src)["var"].values
@@ -267,7 +267,7 @@ def test_the_corpus_compound_converts_in_zarr_v2(tmp_path):
 def test_the_corpus_char_with_fill_value_converts_in_zarr_v2(tmp_path):
     from pathlib import Path
 
-    src = Path(__file__).resolve().parent.parent / "fixtures" / "netcdf" / "example_3_maskedvals.nc"
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "netcdf" / "example_3_maskedvals.nc"
     assert convert(src, tmp_path / "o.zarr", zarr_format=2).verified
 
 
