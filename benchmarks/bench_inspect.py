@@ -74,7 +74,8 @@ def run(quick: bool = False) -> None:
     sizes = (200, 800) if quick else (1000, 4000)
     repeat = 2 if quick else 3
     print(f"inspect on stores of many arrays (best of {repeat}; seconds)")
-    print(f"  {'arrays':>7} {'inspect':>8} {'+ text':>8} {'read all metadata':>18} {'zarr members()':>15}  inspect / floor")
+    print(f"  {'arrays':>7} {'inspect':>8} {'+ text':>8} {'read all metadata':>18} {'zarr members()':>15}"
+          "  inspect / floor")
     times = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:

@@ -221,7 +221,8 @@ def measure(mib: int, repeat: int) -> None:
             # this process (client and LocalCluster's scheduler): mostly a constant background
             # (heartbeats, monitors), so per second of run rather than per task
             here = statistics.median(h / t for (_, h), t in zip(cpus[(job, 2)], times[(job, 2)])) * 100
-            print(f"  {'':8} on free cores (CPU seconds, not wall): 2 vs 1 {statistics.median(one) / statistics.median(two):.2f}x; "
+            print(f"  {'':8} on free cores (CPU seconds, not wall): "
+                  f"2 vs 1 {statistics.median(one) / statistics.median(two):.2f}x; "
                   f"CPU per MB {1e3 * statistics.median(one) / decoded:.1f} ms (1 worker) vs "
                   f"{1e3 * statistics.median(sum(w) for w, _ in cpus[(job, 2)]) / decoded:.1f} ms (2 workers); "
                   f"work split {statistics.median(split):.2f}; client+scheduler {here:.0f}% of a core")

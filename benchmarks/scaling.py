@@ -230,7 +230,8 @@ def through_zarr(quick: bool) -> None:
                 if anchor and (anchor, w) in results:
                     aw, ar, *_ = results[anchor, w]
                     ratio = f" {wr / aw:4.2f}x/{rd / ar:4.2f}x"
-                cells.append(f"w={w}: {wr:6.0f}/{rd:6.0f} ({wr / w1:3.1f}/{rd / r1:3.1f}){ratio} t{threads - baseline_threads}")
+                cells.append(f"w={w}: {wr:6.0f}/{rd:6.0f} ({wr / w1:3.1f}/{rd / r1:3.1f}){ratio} "
+                             f"t{threads - baseline_threads}")
             print(f"  {name:30} " + "  ".join(cells))
         if _gil.METHOD == "accounted":
             _print_serial(results, workers)

@@ -34,9 +34,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("numcodecs_ext.tools.demo", "every codec pipeline on an embedded sample field (the default)"),
     "info": ("numcodecs_ext.tools.info", "versions, registered codecs, the implementation zarr uses for each"),
     "convert": ("numcodecs_ext.cf.convert", "a CF-packed netCDF file to a zarr store with the spec codecs"),
-    "suggest": ("numcodecs_ext.cf.suggest", "a packing with a guaranteed error for the float arrays of a store or file"),
+    "suggest": ("numcodecs_ext.cf.suggest",
+                "a packing with a guaranteed error for the float arrays of a store or file"),
     "migrate": ("numcodecs_ext.migrate.v2", "a zarr v2 store to zarr v3, chunks kept where they stay valid"),
-    "normalize": ("numcodecs_ext.migrate.normalize", "numcodecs.fixedscaleoffset/astype in a v3 store to the spec codecs"),
+    "normalize": ("numcodecs_ext.migrate.normalize",
+                  "numcodecs.fixedscaleoffset/astype in a v3 store to the spec codecs"),
     "inspect": ("numcodecs_ext.tools.inspect", "what a zarr store holds: arrays, codecs in words, who reads them"),
 }
 

@@ -412,9 +412,10 @@ def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
                     f"{what}: hex value {data!r} does not fit the {dtype.itemsize * 8} bits of {name}"
                 )
             if len(data) != 2 + 2 * dtype.itemsize:  # "0x10" would silently be a subnormal
+                example = "0x" + "7f" + "c0" + "00" * (dtype.itemsize - 2) if dtype.itemsize >= 2 else "0x7f"
                 raise ValueError(
                     f"{what}: hex value {data!r} must give all {dtype.itemsize * 8} bits of {name} "
-                    f"as {2 * dtype.itemsize} hex digits, e.g. {'0x' + '7f' + 'c0' + '00' * (dtype.itemsize - 2) if dtype.itemsize >= 2 else '0x7f'!r}"
+                    f"as {2 * dtype.itemsize} hex digits, e.g. {example!r}"
                 )
             return np.array(bits, dtype=_uint_view(dtype)).view(dtype)
         raise ValueError(
@@ -583,10 +584,11 @@ def v3_dtype_from_json(value: Any, *, what: str = "data_type") -> np.dtype:
 
     >>> v3_dtype_from_json("uint8"), v3_dtype_from_json({"name": "float32"})
     (dtype('uint8'), dtype('float32'))
-    >>> v3_dtype_from_json("<u2")
+    >>> v3_dtype_from_json("<u2")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: data_type: '<u2' is not zarr v3 data type metadata; use a zarr v3 name such as 'uint8', 'float32' or 'bfloat16' (numpy spellings such as '<u2' are not zarr v3 names)
+    ValueError: data_type: '<u2' is not zarr v3 data type metadata; use a zarr v3 name such as 'uint8',
+    'float32' or 'bfloat16' (numpy spellings such as '<u2' are not zarr v3 names)
     """
     name = value
     if isinstance(value, Mapping) and set(value) <= {"name", "configuration"} and \

@@ -371,7 +371,9 @@ def unpacked_attrs(attrs: Mapping[str, Any], packing: CFPacking, raw: Any = None
         if not in_packed_units or value.size == 0 or value.dtype.kind not in "iuf":
             continue
         with np.errstate(all="ignore"):
-            codes = value.astype(raw).view(packing.packed) if value.dtype.kind in "iu" and                 value.dtype.itemsize == raw.itemsize and raw.kind in "iu" else value.astype(packing.packed)
+            codes = (value.astype(raw).view(packing.packed)
+                     if value.dtype.kind in "iu" and value.dtype.itemsize == raw.itemsize and raw.kind in "iu"
+                     else value.astype(packing.packed))
             x = codes.astype(packing.unpacked)
             if packing.scale_factor is not None:
                 x = x * packing.scale_factor

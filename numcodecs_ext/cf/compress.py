@@ -19,10 +19,11 @@ Examples
 2
 >>> DEFAULT.describe(2), DEFAULT.describe(1)
 ('blosc(zstd, level 7, byte shuffle over 2-byte items)', 'blosc(zstd, level 7, no shuffle over 1-byte items)')
->>> Compressor.parse("gzip", shuffle="byte")
+>>> Compressor.parse("gzip", shuffle="byte")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-numcodecs_ext.tools.errors.UsageError: --shuffle byte: only blosc shuffles (the zarr spec has no shuffle codec for gzip); use --compressor blosc, or --shuffle none
+numcodecs_ext.tools.errors.UsageError: --shuffle byte: only blosc shuffles (the zarr spec has no shuffle codec
+for gzip); use --compressor blosc, or --shuffle none
 """
 
 from __future__ import annotations

@@ -138,8 +138,9 @@ def convert(
     Parameters
     ----------
     src : path or URL
-        A netCDF file (local, or in object storage: read in ranged requests): NETCDF3 classic, 64-bit offset or 64-bit data, NETCDF4 or NETCDF4_CLASSIC,
-        or an HDF5 file (read through netCDF4, or h5netcdf where netCDF4 is missing).
+        A netCDF file (local, or in object storage: read in ranged requests): NETCDF3 classic,
+        64-bit offset or 64-bit data, NETCDF4 or NETCDF4_CLASSIC, or an HDF5 file (read through
+        netCDF4, or h5netcdf where netCDF4 is missing).
     dst : path, URL or zarr store
         The zarr store to create; it must not exist (or be an empty directory), nor overlap ``src``.
     zarr_format : {3, 2}
@@ -410,7 +411,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
                         help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; all zarr spec codecs")
+                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; "
+                             "all zarr spec codecs")
     parser.add_argument("--level", type=int, help="compression level (default: blosc 7, zstd 3, gzip 1)")
     parser.add_argument("--shuffle", choices=list(SHUFFLES),
                         help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, none "

@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["NETCDF_LOCK", "SharedDataset", "handles_open", "open_netcdf4", "open_source", "shared_dataset", "shared_file"]
+__all__ = ["NETCDF_LOCK", "SharedDataset", "handles_open", "open_netcdf4", "open_source", "shared_dataset",
+           "shared_file"]
 
 
 class _ProcessLock:

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..tools.errors import ToolError
 
-__all__ = ["METADATA_NAMES", "hidden_note", "hidden_on_read", "name_problem", "packed_dtype", "refuse_ragged", "refuse_unrepresentable"]
+__all__ = ["METADATA_NAMES", "hidden_note", "hidden_on_read", "name_problem", "packed_dtype", "refuse_ragged",
+           "refuse_unrepresentable"]
 
 #: the names of the metadata documents of zarr v2 and v3 (an array or group so named is a key clash)
 METADATA_NAMES = frozenset({"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"})
@@ -106,8 +107,8 @@ def _refuse_type(path: str, var: Any, zarr_format: int) -> None:
         raise ToolError(f"variable {path!r} has a compound type with nested or array members ({_fields(dtype)}), "
                         f"which zarr-python stores in no format; drop it (ncks -x -v {path}), then convert")
     if dtype.kind == "V" and zarr_format == 3:
-        raise ToolError(f"variable {path!r} has a compound (structured) type ({_fields(dtype)}), which zarr v3 does not "
-                        "define: convert with --zarr-format 2, or drop the variable first")
+        raise ToolError(f"variable {path!r} has a compound (structured) type ({_fields(dtype)}), "
+                        "which zarr v3 does not define: convert with --zarr-format 2, or drop the variable first")
     if dtype.kind == "S" and zarr_format == 3 and "_FillValue" in var.attrs:
         raise ToolError(f"variable {path!r} is char (fixed-length bytes) with a _FillValue, which xarray cannot "
                         "read back from zarr v3: convert with --zarr-format 2, or remove its _FillValue first")

@@ -76,8 +76,9 @@ def _open_quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
 def verify_group(src: Any, engine: str | None, store: Any, plan: GroupPlan, differences: dict[str, float],
                  progress: Any = None) -> None:
     """Compare one group of the source (a path, or a :class:`~numcodecs_ext.cf.source.Source`)
-    with the store (read through ``store``, e.g. the staged one before its metadata is written); raises VerificationError naming the first difference.
-    ``differences`` receives the largest difference of every inexact packed variable."""
+    with the store (read through ``store``, e.g. the staged one before its metadata is written);
+    raises VerificationError naming the first difference. ``differences`` receives the largest
+    difference of every inexact packed variable."""
     with opened(src, engine, store, plan.group) as sides:
         check_structure(sides, plan)
         for name in sides.source.variables:
@@ -104,7 +105,8 @@ class Sides:
 
 
 @contextmanager
-def opened(src: Any, engine: str | None, store: Any, group: str | None, *, decode_times: bool = True) -> Iterator[Sides]:
+def opened(src: Any, engine: str | None, store: Any, group: str | None, *,
+           decode_times: bool = True) -> Iterator[Sides]:
     """The group ``group`` of the source and of the store, opened lazily, closed at the end
     (``decode_times=False``: times and durations left as numbers on both sides, which decoding
     them would read)."""

@@ -476,7 +476,8 @@ def _write_run(job: _Job, run: _Run) -> None:
 
     path = run.name if run.group is None else f"{run.group}/{run.name}"
     array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
-    array = array.with_config({"write_empty_chunks": True})  # every chunk an object: a resumed run checks they are there
+    # every chunk an object: a resumed run checks they are there
+    array = array.with_config({"write_empty_chunks": True})
     with NETCDF_LOCK:
         values = np.asarray(_load(var).values)
     array[run.region] = values

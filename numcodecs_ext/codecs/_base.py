@@ -16,8 +16,8 @@ from numcodecs.abc import Codec
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
-    "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only", "parse_decoded_dtype", "refusal",
-    "representable", "show", "typed",
+    "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only",
+    "parse_decoded_dtype", "refusal", "representable", "show", "typed",
 ]
 
 #: numpy scalar reprs (``np.float64(nan)``, ``np.int16(3)``, ``np.True_``) in a message
@@ -327,8 +327,9 @@ class ExtCodec(Codec):
         config = dict(config)
         codec_id = config.pop("id", cls.codec_id)
         if codec_id not in (cls.codec_id, *getattr(cls, "codec_aliases", ())):
+            valid_ids = (cls.codec_id, *getattr(cls, "codec_aliases", ()))
             raise ValueError(f"codec {cls.codec_id!r}: config id {show(codec_id)} does not match; "
-                             f"valid ids are {', '.join(map(repr, (cls.codec_id, *getattr(cls, 'codec_aliases', ()))))}")
+                             f"valid ids are {', '.join(map(repr, valid_ids))}")
         try:
             check_keys(cls.codec_id, config, cls.config_keys(), required=cls.required_keys())
             return cls(**config)

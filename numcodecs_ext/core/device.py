@@ -30,8 +30,8 @@ import numpy as np
 
 from ..dtypes import NumericInfo, numeric_info
 
-__all__ = ["ModuleNamespace", "bitround", "cast", "namespace", "numpy_dtype", "pack", "reshape", "scale_offset", "transpose",
-           "unpack"]
+__all__ = ["ModuleNamespace", "bitround", "cast", "namespace", "numpy_dtype", "pack", "reshape", "scale_offset",
+           "transpose", "unpack"]
 
 #: the data types of the array API standard that the kernels take
 _NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

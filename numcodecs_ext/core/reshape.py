@@ -44,10 +44,11 @@ def _is_int(value: Any) -> bool:
 def parse_spec(shape: Any) -> tuple[Entry, ...]:
     """Validate the ``shape`` configuration on its own (the checks that need no array).
 
-    >>> parse_spec([[1], [0]])
+    >>> parse_spec([[1], [0]])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: codec 'reshape': shape=[[1], [0]] is not valid: the input dimensions listed must increase strictly over all entries (the reshape codec never transposes); got 1 before 0
+    ValueError: codec 'reshape': shape=[[1], [0]] is not valid: the input dimensions listed must increase
+    strictly over all entries (the reshape codec never transposes); got 1 before 0
     """
     if isinstance(shape, np.ndarray) and shape.ndim == 1:
         shape = shape.tolist()
@@ -99,10 +100,11 @@ def output_shape(spec: Sequence[Entry], input_shape: Sequence[int]) -> tuple[int
     """The output shape for chunks of ``input_shape``, or ValueError for every case the spec
     says MUST be an error.
 
-    >>> output_shape(parse_spec([5, -1]), (4, 3))
+    >>> output_shape(parse_spec([5, -1]), (4, 3))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: codec 'reshape': shape=[5, -1] cannot hold chunks of shape [4, 3] (12 elements): 12 is not a multiple of 5
+    ValueError: codec 'reshape': shape=[5, -1] cannot hold chunks of shape [4, 3] (12 elements): 12 is not a
+    multiple of 5
     """
     shape_in = tuple(int(s) for s in input_shape)
     total = math.prod(shape_in)

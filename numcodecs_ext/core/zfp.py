@@ -392,10 +392,11 @@ def check_dtype(dtype: Any, mode: str, **params: Any) -> np.dtype:
     --------
     >>> check_dtype(">f8", "reversible")
     dtype('float64')
-    >>> check_dtype("int32", "fixed_accuracy", tolerance=0.1)
+    >>> check_dtype("int32", "fixed_accuracy", tolerance=0.1)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    TypeError: zfp mode 'fixed_accuracy' needs floating-point data, but the data type is int32; use 'fixed_precision', 'fixed_rate', 'expert' or 'reversible' for integers
+    TypeError: zfp mode 'fixed_accuracy' needs floating-point data, but the data type is int32; use
+    'fixed_precision', 'fixed_rate', 'expert' or 'reversible' for integers
     """
     return _check(_native(dtype), _Mode.from_params(mode, params)).dtype
 
@@ -611,10 +612,12 @@ def check_encode(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -
     README's guarantees say: for integers enough bit planes that no value can come back wrapped,
     and no setting that makes the stream mostly padding. Decoding is never refused for these.
 
-    >>> check_encode((4, 4), "int16", "fixed_precision", precision=4)
+    >>> check_encode((4, 4), "int16", "fixed_precision", precision=4)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: zfp mode 'fixed_precision': precision 4 is too few bit planes for int16 data in 2-D chunks: zfp's integer transform can overflow and return values with flipped signs. Use at least 6 (4, 6, 8, 10 for 1- to 4-D chunks), or mode 'reversible'
+    ValueError: zfp mode 'fixed_precision': precision 4 is too few bit planes for int16 data in 2-D chunks:
+    zfp's integer transform can overflow and return values with flipped signs. Use at least 6 (4, 6, 8, 10 for
+    1- to 4-D chunks), or mode 'reversible'
     """
     shape = tuple(int(n) for n in shape)
     _check_shape(shape)

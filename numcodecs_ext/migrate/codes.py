@@ -37,8 +37,8 @@ import numpy as np
 from ..dtypes import dtype_name, int_range, scalar_from_json, scalar_to_json, v3_dtype_from_json
 from .text import number
 
-__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray", "mapped_codes",
-           "parse_code_option", "scan_codes", "with_code"]
+__all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray",
+           "mapped_codes", "parse_code_option", "scan_codes", "with_code"]
 
 #: array -> array codecs whose effect on a scalar numcodecs_ext can compute (through its own
 #: numcodecs classes); ``transpose`` moves values without changing them
@@ -47,7 +47,8 @@ _SHAPE_CODECS = ("transpose",)
 _BYTES_CODECS = ("bytes", "vlen-bytes", "vlen-utf8")
 
 
-def _chains(metadata: dict[str, Any], where: tuple[int, ...] = ()) -> Iterable[tuple[tuple[int, ...], list[dict[str, Any]]]]:
+def _chains(metadata: dict[str, Any],
+            where: tuple[int, ...] = ()) -> Iterable[tuple[tuple[int, ...], list[dict[str, Any]]]]:
     """(where, codec list) of the array's chain and of the inner chain of each sharding codec."""
     codecs = metadata.get("codecs", [])
     yield where, codecs

@@ -7,13 +7,13 @@ same are the ``zarr.json`` documents written, arrays first, groups from the deep
 last, each whole. The store then holds both versions: v2 readers read it as before, zarr-python 3
 and xarray open the v3 metadata (and warn, on every open, that both are there).
 
-``--finish`` ends that state once the user is satisfied. v2 writers may have changed the v2
-metadata since, so it first checks that each ``zarr.json`` says all that the v2 documents say
-now (:func:`prove_metadata`: the v3 metadata ``--in-place`` would write from them, attributes
-both ways, consolidated metadata of either version), then reads every array through both
-metadata versions again, and only then removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray`` and ``.zattrs``
-(deepest first), then each group's, the root's last. The v3 view is never touched, so an
-interruption leaves a store that reads as v3 exactly as before, and running the command again
+``--finish`` ends that state once the user is satisfied. v2 writers may have changed the v2 metadata
+since, so it first checks that each ``zarr.json`` says all that the v2 documents say now
+(:func:`prove_metadata`: the v3 metadata ``--in-place`` would write from them, attributes both ways,
+consolidated metadata of either version), then reads every array through both metadata versions
+again, and only then removes the v2 documents: ``.zmetadata`` first, then each array's ``.zarray``
+and ``.zattrs`` (deepest first), then each group's, the root's last. The v3 view is never touched,
+so an interruption leaves a store that reads as v3 exactly as before, and running the command again
 finishes the rest.
 """
 
@@ -192,7 +192,8 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
 
 _WHAT = {"node_type": "whether it is an array or a group", "shape": "shape", "data_type": "data type",
          "chunk_grid": "chunks", "chunk_key_encoding": "chunk keys", "fill_value": "fill value",
-         "codecs": "codecs (order, byte order, filters or compressor)", "dimension_names": "dimension names (_ARRAY_DIMENSIONS)"}
+         "codecs": "codecs (order, byte order, filters or compressor)",
+         "dimension_names": "dimension names (_ARRAY_DIMENSIONS)"}
 
 
 def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> None:

@@ -1,16 +1,17 @@
 """What an interrupted migration to a new store had done, so that running it again resumes.
 
-Before it writes any chunk, ``migrate SRC DST`` writes a journal at ``DST/.numcodecs-ext-migrate.json``
-naming its plan (a digest of every planned ``zarr.json``, the options, and the source's chunk
-keys, sizes and stamps: what tells whether an object changed, see :func:`source_stamps`). As each run of chunks is written *and verified*, its number goes into the
+Before it writes any chunk, ``migrate SRC DST`` writes a journal at
+``DST/.numcodecs-ext-migrate.json`` naming its plan (a digest of every planned ``zarr.json``, the
+options, and the source's chunk keys, sizes and stamps: what tells whether an object changed, see
+:func:`source_stamps`). As each run of chunks is written *and verified*, its number goes into the
 journal with a digest of the destination's chunk keys and sizes in that run. The journal is
 rewritten whole (atomically) now and then, so after a kill it names only runs that were verified.
 
-Running the same command again finds the journal: with the same plan, each run the journal
-names whose chunks are still there, with the same keys and sizes, is skipped; every other run
-is written and verified again. With another plan (other options, or a source that changed) no
-run is trusted, and neither where the source's filesystem gives no stamps. Metadata is written only once every run is verified, and the journal is removed
-last: a store with metadata and no journal is complete.
+Running the same command again finds the journal: with the same plan, each run the journal names
+whose chunks are still there, with the same keys and sizes, is skipped; every other run is written
+and verified again. With another plan (other options, or a source that changed) no run is trusted,
+and neither where the source's filesystem gives no stamps. Metadata is written only once every run
+is verified, and the journal is removed last: a store with metadata and no journal is complete.
 
 On an object store (S3, GCS, Azure) there is no rename: every save is one atomic whole-object
 PUT (:meth:`~numcodecs_ext.tools.storage.Location.write`), so a reader finds the previous journal

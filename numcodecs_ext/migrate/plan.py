@@ -442,8 +442,8 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
             if works_on_bytes(codec):
                 on_bytes.append(codec)
             elif on_bytes or object_codec is not None:
-                raise NotExpressible(f"{where}: the filter {config.get('id')} comes after "
-                                     f"{(on_bytes[-1]['name'] if on_bytes else object_codec).removeprefix('numcodecs.')}, "
+                makes_bytes = (on_bytes[-1]["name"] if on_bytes else object_codec).removeprefix("numcodecs.")
+                raise NotExpressible(f"{where}: the filter {config.get('id')} comes after {makes_bytes}, "
                                      "which works on bytes: zarr v3 runs every array filter before "
                                      "the codec that makes bytes, so no v3 codec chain reads these chunks")
             else:

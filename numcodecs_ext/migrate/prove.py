@@ -59,7 +59,8 @@ class MigrationReport:
     def __str__(self) -> str:
         lines = [a.describe() for a in self.arrays]
         kept = sum(1 for a in self.arrays if not a.rewrite)
-        lines.append(f"{counted(len(self.arrays), 'array')} ({kept} {'keeps its' if kept == 1 else 'keep their'} chunks, "
+        lines.append(f"{counted(len(self.arrays), 'array')} "
+                     f"({kept} {'keeps its' if kept == 1 else 'keep their'} chunks, "
                      f"{len(self.arrays) - kept} rewritten), {counted(len(self.groups), 'group')}")
         return "\n".join(lines)
 
@@ -300,7 +301,8 @@ def plan_store(src: Any, *, match: str = "decode", wrap: bool = False, keep_numc
     for table, option in ((nan_code, "--nan-code"), (fill_code, "--fill-code")):
         unknown = [p for p in table if p is not None and p not in index.arrays]
         if unknown:
-            raise UsageError(f"{option}: {location} has no array {', '.join(p or '/ (its root)' for p in sorted(unknown))}; its "
+            raise UsageError(f"{option}: {location} has no array "
+                             f"{', '.join(p or '/ (its root)' for p in sorted(unknown))}; its "
                              f"arrays are {', '.join(p or '/' for p in sorted(index.arrays)) or 'none'}")
     for path in sorted(index.arrays):
         plan = array_metadata(index, path, match=match, wrap=wrap, keep_numcodecs=keep_numcodecs)

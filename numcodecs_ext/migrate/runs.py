@@ -1,10 +1,10 @@
 """Reading an array run by run, and proving that two ways of reading it give the same values.
 
-A *run* is a block of whole chunks of at most :data:`BLOCK_BYTES` (4 MiB) of decoded values (a single
-chunk where one chunk is larger) and at most :data:`MAX_CHUNKS` chunks: zarr decodes the chunks of one run in parallel, and memory
-stays bounded by a run whatever the array's size. Runs are numbered in C order; the same array
-shape, chunk shape and item size always give the same runs, so a run's number can be recorded
-and resumed.
+A *run* is a block of whole chunks of at most :data:`BLOCK_BYTES` (4 MiB) of decoded values (a
+single chunk where one chunk is larger) and at most :data:`MAX_CHUNKS` chunks: zarr decodes the
+chunks of one run in parallel, and memory stays bounded by a run whatever the array's size. Runs are
+numbered in C order; the same array shape, chunk shape and item size always give the same runs, so a
+run's number can be recorded and resumed.
 
 A :class:`View` says how to open an array: where (a :class:`~numcodecs_ext.tools.storage.Location`),
 which node, which zarr format, and metadata documents that stand in for the stored ones
@@ -14,8 +14,10 @@ work on each run can be handed to another process as it is.
 
 Examples
 --------
->>> list(runs([10, 6], [4, 3], itemsize=8, budget=200))   # 96-byte chunks, two per run
-[(0, (slice(0, 4, None), slice(0, 6, None))), (1, (slice(4, 8, None), slice(0, 6, None))), (2, (slice(8, 10, None), slice(0, 6, None)))]
+>>> # 96-byte chunks, two per run
+>>> list(runs([10, 6], [4, 3], itemsize=8, budget=200))  # doctest: +NORMALIZE_WHITESPACE
+[(0, (slice(0, 4, None), slice(0, 6, None))), (1, (slice(4, 8, None), slice(0, 6, None))),
+ (2, (slice(8, 10, None), slice(0, 6, None)))]
 >>> list(runs([], [], itemsize=8))                        # a 0-d array is one run
 [(0, ())]
 >>> same_values(np.array([np.nan, -0.0]), np.array([np.nan, 0.0]))

@@ -203,8 +203,8 @@ def chunk_region(coords: tuple[int, ...], chunks: Sequence[int], shape: Sequence
     return tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, shape))
 
 
-def run_regions(shape: list[int], chunks: list[int], itemsize: int,
-                chosen: list[tuple[int, ...]] | None) -> Iterator[tuple[int, tuple[slice, ...], tuple[tuple[slice, ...], ...], int]]:
+def run_regions(shape: list[int], chunks: list[int], itemsize: int, chosen: list[tuple[int, ...]] | None
+                ) -> Iterator[tuple[int, tuple[slice, ...], tuple[tuple[slice, ...], ...], int]]:
     """(number, run, regions compared in it, chunks in the run) for every run of an array:
     the run itself (``chosen`` None), or the chosen chunks that lie in it."""
     if chosen is None:

@@ -292,8 +292,9 @@ def print_report(report: MigrationReport, args: argparse.Namespace) -> None:
         print(f"note: array {plan.name} will be read-only: {text}", file=sys.stderr)
     if report.not_copied and not args.in_place:
         shown = ", ".join(report.not_copied[:5]) + (" ..." if len(report.not_copied) > 5 else "")
-        print(f"note: {counted(len(report.not_copied), 'file')} of {args.src} {'is' if len(report.not_copied) == 1 else 'are'} "
-              f"no zarr chunk or metadata and {'was' if len(report.not_copied) == 1 else 'were'} not copied: {shown}", file=sys.stderr)
+        one = len(report.not_copied) == 1
+        print(f"note: {counted(len(report.not_copied), 'file')} of {args.src} {'is' if one else 'are'} "
+              f"no zarr chunk or metadata and {'was' if one else 'were'} not copied: {shown}", file=sys.stderr)
     if args.dry_run:
         check = report.verify
         if check is None or check.complete:

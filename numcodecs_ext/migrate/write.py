@@ -259,7 +259,8 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
         done_text = {"full": "written and verified", "none": "written"}.get(
             check.mode, "written (and, where the sample chose a chunk, verified)")
         were = "was" if runs_done == 1 else "were"
-        report.resumed = (f"resumed the interrupted migration in {dst}: {counted(runs_done, 'run of chunks', 'runs of chunks')} it "
+        report.resumed = (f"resumed the interrupted migration in {dst}: "
+                          f"{counted(runs_done, 'run of chunks', 'runs of chunks')} it "
                           f"had {done_text} {were} still there and {were} kept; everything else was "
                           f"{done_text} now")
     staged = StagedStore(dst, _staged=dict(docs))

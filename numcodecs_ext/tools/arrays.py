@@ -245,9 +245,10 @@ def array_entry(path: str, document: str, meta: dict[str, Any], *, stored_bytes:
                 formats: list[int], issues: list[str]) -> dict[str, Any]:
     """The entry of the array at ``path`` (``""`` for the root) whose metadata document
     ``document`` (``"zarr.json"`` or ``".zarray"``) holds ``meta``; ``stored_bytes`` and
-    ``chunk_files`` are what lies in its chunk files (``stored_bytes`` None: unknown), ``formats`` the zarr formats whose metadata
-    the node has. MetadataError for metadata so far from the spec that the array cannot be
-    described; wrong fields that leave the rest meaningful are appended to ``issues``."""
+    ``chunk_files`` are what lies in its chunk files (``stored_bytes`` None: unknown), ``formats``
+    the zarr formats whose metadata the node has. MetadataError for metadata so far from the spec
+    that the array cannot be described; wrong fields that leave the rest meaningful are appended to
+    ``issues``."""
     v3 = document == "zarr.json"
     shape = _shape(meta.get("shape"), "shape")
     if v3:
@@ -292,7 +293,8 @@ def array_entry(path: str, document: str, meta: dict[str, Any], *, stored_bytes:
             issues.append(f"order is {short(order)}: expected \"C\" or \"F\"")
             order = None
     if chunks is not None and len(chunks) != len(shape):
-        raise MetadataError(f"chunks {tuple(chunks)} have {len(chunks)} dimensions, the shape {tuple(shape)} {len(shape)}")
+        raise MetadataError(f"chunks {tuple(chunks)} have {len(chunks)} dimensions, "
+                            f"the shape {tuple(shape)} {len(shape)}")
     dtype_words = dtype if isinstance(dtype, str) else json.dumps(dtype)
     itemsize = _itemsize(json.dumps(dtype))
     decoded = None if itemsize is None else math.prod(shape) * itemsize

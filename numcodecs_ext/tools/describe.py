@@ -65,7 +65,8 @@ def readers(name: str, *, integer_data: bool = False) -> list[str]:
     elif name.startswith("numcodecs."):
         implementation = zarr_implementation(name)
         builtin_adapter = name != "numcodecs.bitround" or not integer_data  # floats only, see README
-        if builtin_adapter and implementation is not None and not implementation.startswith("numcodecs_ext") or builtin_adapter and name.removeprefix("numcodecs.") in _numcodecs_ids():
+        if (builtin_adapter and implementation is not None and not implementation.startswith("numcodecs_ext")
+                or builtin_adapter and name.removeprefix("numcodecs.") in _numcodecs_ids()):
             out.append("zarr-python (numcodecs adapter)")
     if name in _ZARRS:
         out.append("zarrs")

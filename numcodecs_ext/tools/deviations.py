@@ -42,8 +42,9 @@ class Deviation:
     """One known way an implementation departs from a codec spec.
 
     ``implementation`` is ``"zarrs"`` (the Rust crate, whichever binding: zarrs-python, zarrista),
-    ``"zarr-python"`` or ``"zarrita.js"`` (JavaScript, the reader of browser viewers); ``versions`` is the affected range as ``(first, last)`` version tuples,
-    ``last`` being the newest version checked (a newer version is not assumed to be affected).
+    ``"zarr-python"`` or ``"zarrita.js"`` (JavaScript, the reader of browser viewers); ``versions``
+    is the affected range as ``(first, last)`` version tuples, ``last`` being the newest version
+    checked (a newer version is not assumed to be affected).
     ``directions``: what it breaks, among ``"read"`` (a whole-array read), ``"partial"`` (a read
     of part of an array) and ``"write"``.
     """
@@ -391,7 +392,8 @@ def _transposes(codecs: Any, where: str) -> Iterator[tuple[str, str, str]]:
     if len(found) > 1:
         yield "zarrita-second-transpose", f"{where}[{found[1]}] transpose", f"{len(found)} transposes in one chain"
     for i, c in enumerate(codecs if isinstance(codecs, list) else []):
-        if isinstance(c, Mapping) and c.get("name") == "sharding_indexed" and isinstance(c.get("configuration"), Mapping):
+        if (isinstance(c, Mapping) and c.get("name") == "sharding_indexed"
+                and isinstance(c.get("configuration"), Mapping)):
             yield from _transposes(c["configuration"].get("codecs"), f"{where}[{i}] sharding_indexed > codecs")
 
 
@@ -515,8 +517,10 @@ def reader_warnings(metadata: Mapping[str, Any]) -> list[str]:
     >>> for w in reader_warnings({"data_type": "float32", "chunk_grid": {"name": "regular",
     ...         "configuration": {"chunk_shape": [64, 64]}},
     ...         "codecs": [{"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 8}}]}):
-    ...     print(w)
-    zfp fixed_rate rate=8 at codecs[0] zfp: zarrs and numcodecs_ext set the rate as for 3-D data, so these 2-D chunks store 32 bits per value (512 bits per block of 16 values), 4x the rate; zfp's own definition of the rate (imagecodecs) would store 8
+    ...     print(w)  # doctest: +NORMALIZE_WHITESPACE
+    zfp fixed_rate rate=8 at codecs[0] zfp: zarrs and numcodecs_ext set the rate as for 3-D data, so these 2-D
+    chunks store 32 bits per value (512 bits per block of 16 values), 4x the rate; zfp's own definition of the
+    rate (imagecodecs) would store 8
     """
     out = [f.message() for f in find_deviations(metadata)]
     for where, name, config, dtype, chunk in _metadata_chain(metadata):

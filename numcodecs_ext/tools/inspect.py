@@ -221,8 +221,8 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     ------
     UsageError
         ``store`` does not exist, is a file that is not a zip archive, is a directory without
-        zarr metadata or the journal of an interrupted write, or is a URL of an unknown scheme or one whose package is missing; its
-        bucket does not exist or access is denied
+        zarr metadata or the journal of an interrupted write, or is a URL of an unknown scheme or
+        one whose package is missing; its bucket does not exist or access is denied
         (:class:`~numcodecs_ext.tools.storage.StoreNotFound`,
         :class:`~numcodecs_ext.tools.storage.AccessDenied`).
     ToolError
@@ -255,7 +255,8 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     if not nodes and interrupted:
         chunks = [k for k in files if not k.endswith(".partial")]
         return {"store": loc.display, "arrays": [], "groups": [], "problems": problems,
-                "notes": _leftover_notes(leftovers) + ([f"{len(chunks)} chunk file(s) ({_size(sum(files[k] for k in chunks))}) "
+                "notes": _leftover_notes(leftovers) + ([f"{len(chunks)} chunk file(s) "
+                                                        f"({_size(sum(files[k] for k in chunks))}) "
                                                         "without metadata"] if chunks else []),
                 "both_formats": [], "finish": None, "interrupted": interrupted}
     if not nodes:

@@ -416,7 +416,8 @@ def _cluster_failure(label: str, what: str, error: BaseException | None) -> Base
                          "(workers leaving the cluster?)")
     if type(error).__name__ == "KilledWorker":
         allowed = _dask_config("distributed.scheduler.allowed-failures")
-        return ToolError(f"{label}: {what}: the workers running it died, {allowed + 1 if allowed is not None else 'several'} "
+        return ToolError(f"{label}: {what}: the workers running it died, "
+                         f"{allowed + 1 if allowed is not None else 'several'} "
                          "times (dask's distributed.scheduler.allowed-failures): out of memory, or a crash "
                          "in a library?")
     return _failure(label, what, error)

@@ -39,8 +39,8 @@ from zarr.storage import WrapperStore
 
 from .storage import Location
 
-__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key", "refuse_zip_destination",
-           "shared_reads"]
+__all__ = ["METADATA_NAMES", "LocationStore", "StagedStore", "commit_order", "is_metadata_key",
+           "refuse_zip_destination", "shared_reads"]
 
 #: (the location's identity, {key: bytes}) while :func:`shared_reads` is in force
 _SHARED: contextvars.ContextVar[tuple[tuple[Any, ...], dict[str, bytes]] | None] = contextvars.ContextVar(
@@ -83,10 +83,12 @@ def refuse_zip_destination(target: Any) -> None:
     atomically (metadata last), so the tools write a directory and the user zips it.
 
     >>> refuse_zip_destination("out.zarr")
-    >>> refuse_zip_destination("out.zip")
+    >>> refuse_zip_destination("out.zip")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: out.zip: the tools write a store as a directory (or a prefix in a bucket), not a zip file, which cannot be read back while it is written; write out.zarr, then zip it: cd out.zarr && zip -r -0 ../out.zip .
+    numcodecs_ext.tools.errors.UsageError: out.zip: the tools write a store as a directory (or a prefix in a
+    bucket), not a zip file, which cannot be read back while it is written; write out.zarr, then zip it:
+    cd out.zarr && zip -r -0 ../out.zip .
     """
     import os
 

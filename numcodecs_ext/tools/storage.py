@@ -223,10 +223,11 @@ def check_storage_options(options: Mapping[str, Any], *, flag: str = "storage_op
     ``{"client_kwargs": "x"}``, ``{"key": 123}``, ``{"config_kwargs": {"retries": "x"}}``),
     before any filesystem sees it (they fail later, in ways that do not name it).
 
-    >>> check_storage_options({"client_kwargs": {"endpoint_url": 5}})
+    >>> check_storage_options({"client_kwargs": {"endpoint_url": 5}})  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: storage_options: "client_kwargs.endpoint_url" must be a string or null, not a number
+    numcodecs_ext.tools.errors.UsageError: storage_options: "client_kwargs.endpoint_url" must be a string or
+    null, not a number
     """
     if not isinstance(options, Mapping):
         raise UsageError(f"{flag}: a mapping of option names to values is needed, not {_json_kind(options)}")

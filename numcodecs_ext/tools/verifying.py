@@ -18,10 +18,11 @@ Examples
 (True, 3)
 >>> parse_verify("full").choose(range(4))
 [0, 1, 2, 3]
->>> parse_verify("sample:0")
+>>> parse_verify("sample:0")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-numcodecs_ext.tools.errors.UsageError: --verify 'sample:0': N must be a whole number >= 1; use full, sample:N (N >= 1) or none
+numcodecs_ext.tools.errors.UsageError: --verify 'sample:0': N must be a whole number >= 1; use full, sample:N
+(N >= 1) or none
 """
 
 from __future__ import annotations

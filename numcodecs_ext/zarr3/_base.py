@@ -542,7 +542,8 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
                 else np.ascontiguousarray(encoded).reshape(-1).view(np.uint8))
         encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.buffer.from_array_like(
-            np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray) else encoded.reshape(-1).view(np.uint8)
+            np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray)
+            else encoded.reshape(-1).view(np.uint8)
         )
 
     def _decode_sync(self, chunk_bytes: Any, chunk_spec: ArraySpec) -> Any:

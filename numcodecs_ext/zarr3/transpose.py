@@ -3,7 +3,8 @@
 Unlike zarr's built-in, which checks ``order`` against the array's dimensions, this one checks it
 against the chunk it receives, so a ``transpose`` after a ``reshape`` opens. Both write identical
 metadata and chunks; choose zarr's with
-``zarr.config.set({"codecs.transpose": "zarr.codecs.transpose.TransposeCodec"})``. ``order`` is an explicit permutation, as the spec requires (it
+``zarr.config.set({"codecs.transpose": "zarr.codecs.transpose.TransposeCodec"})``.
+``order`` is an explicit permutation, as the spec requires (it
 dropped the constants ``"C"`` and ``"F"``); ``numcodecs.transpose`` keeps the numcodecs
 configuration, where ``"C"``/``"F"`` are resolved when the codec meets its array.
 

@@ -84,7 +84,8 @@ def test_every_int16_code_decodes_within_the_bound_of_xarrays_decoding(sf, ao):
     # the documented bound: 1 ulp of q * scale_factor plus 1 ulp of the result
     qf = q[1:].astype(p.unpacked)
     assert (diff <= np.spacing(np.abs(qf * p.scale_factor)) + np.spacing(np.abs(cf[1:]))).all()
-    assert bound < abs(float(sf)) / 1000 or p.unpacked == F32 and bound <= np.spacing(F32(abs(float(ao)) + 32768 * abs(float(sf))))
+    assert bound < abs(float(sf)) / 1000 or p.unpacked == F32 and bound <= np.spacing(
+        F32(abs(float(ao)) + 32768 * abs(float(sf))))
     # the nearest reciprocal is the best scale: its neighbours never give fewer differences
     mismatches = np.count_nonzero(diff)
     for direction in (np.inf, -np.inf):

@@ -31,7 +31,8 @@ def test_opening_the_source_reads_no_string(tmp_path):
         var = ds.variables["text"]
         assert var.dtype.kind == "O" and not var._in_memory  # lazy: nothing read yet
         assert var.encoding["dtype"] is str  # xarray's mark of a vlen string, put back
-        assert [str(x) for x in var[:2].values] == [str(x) for x in xr.open_dataset(tmp_path / "s.nc")["text"][:2].values]
+        assert [str(x) for x in var[:2].values] == [
+            str(x) for x in xr.open_dataset(tmp_path / "s.nc")["text"][:2].values]
 
 
 def test_long_strings_are_chunked_by_their_width(tmp_path):

@@ -241,8 +241,9 @@ def catalogue() -> list[Case]:
     wrong_options = {'{"client_kwargs": "x"}': "client_kwargs", '{"client_kwargs": {"endpoint_url": 5}}':
                      "client_kwargs.endpoint_url", '{"config_kwargs": {"retries": "x"}}': "config_kwargs.retries",
                      '{"key": 123}': '"key"', "null": "not null", '{"anon": null}': '"anon"'}
-    for command, positionals in (("inspect", ["v3.zarr"]), ("suggest", ["packed.nc"]), ("convert", ["packed.nc", "{out}"]),
-                                 ("migrate", ["v2.zarr", "{out}"]), ("normalize", ["{copy:v3nc.zarr}"])):
+    for command, positionals in (("inspect", ["v3.zarr"]), ("suggest", ["packed.nc"]),
+                                 ("convert", ["packed.nc", "{out}"]), ("migrate", ["v2.zarr", "{out}"]),
+                                 ("normalize", ["{copy:v3nc.zarr}"])):
         for options, name in wrong_options.items():
             cases.append(Case(f"{command} --storage-options {options}", [command, *positionals, "--storage-options",
                                                                           options], USAGE, re.escape(name)))
@@ -270,8 +271,8 @@ def catalogue() -> list[Case]:
         scheme, package = backend
         for command, after in (("inspect", []), ("suggest", []), ("migrate", ["{out}"]), ("normalize", []),
                                ("convert", ["{out}"])):
-            cases.append(Case(f"{command} {scheme}:// without {package}", [command, f"{scheme}://bucket/x.zarr", *after],
-                              USAGE, rf"pip install {package}"))
+            cases.append(Case(f"{command} {scheme}:// without {package}",
+                              [command, f"{scheme}://bucket/x.zarr", *after], USAGE, rf"pip install {package}"))
     # destinations that must be refused
     for command, src in (("convert", "packed.nc"), ("migrate", "v2.zarr")):
         cases += [
@@ -303,7 +304,8 @@ def catalogue() -> list[Case]:
     for value in ("time=0", "time=-1", "time=1e30", "time=abc", "nosuchdim=5", "=5", "time", "time=2,time=3",
                   "time=99999999999999999999"):
         cases.append(Case(f"convert --chunks {value!r}", ["convert", "packed.nc", "{out}", "--chunks", value],
-                          frozenset({0, 2}) if value == "time=99999999999999999999" else USAGE, r"--chunks|time|dimension"))
+                          frozenset({0, 2}) if value == "time=99999999999999999999" else USAGE,
+                          r"--chunks|time|dimension"))
     cases.append(Case("suggest --array that is not there", ["suggest", "packed.nc", "--array", "nosuch"], USAGE,
                       r"nosuch"))
     for command, positionals in (("migrate", ["v2.zarr", "{out}"]), ("normalize", ["{copy:v3nc.zarr}"])):

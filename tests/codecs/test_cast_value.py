@@ -262,7 +262,8 @@ def test_signalling_nan_is_mapped_like_any_nan(dtype, snan, n):
 
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_layouts_and_shapes(order):
-    a = np.asfortranarray(np.arange(60.0).reshape(3, 4, 5) - 20.5) if order == "F" else np.arange(60.0).reshape(3, 4, 5) - 20.5
+    a = (np.asfortranarray(np.arange(60.0).reshape(3, 4, 5) - 20.5) if order == "F"
+         else np.arange(60.0).reshape(3, 4, 5) - 20.5)
     got = cast_array(a, "int8")
     assert got.flags.c_contiguous and np.array_equal(got, np.rint(a).astype(np.int8))
     sw = a.astype(">f8")[:, ::2, 1:]
@@ -280,7 +281,8 @@ def _values_for(src: str):
     dt = parse_dtype(src)
     info = numeric_info(dt)
     if info.is_int:
-        return st.integers(info.lo, info.hi).map(lambda v: np.array(v).astype(dt)[()] if dt.isbuiltin else np.array(v, np.int64).astype(dt)[()])
+        return st.integers(info.lo, info.hi).map(
+            lambda v: np.array(v).astype(dt)[()] if dt.isbuiltin else np.array(v, np.int64).astype(dt)[()])
     if dt == np.float64:
         return st.one_of(st.floats(allow_nan=True, width=64), st.sampled_from(
             [0.49999999999999994, 1.0004882812500002, 65519.99999999999, 2.0**-25, 255.5, -128.5, 2.0**63]))

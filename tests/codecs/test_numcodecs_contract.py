@@ -113,7 +113,8 @@ def test_encode_accepts_every_buffer_kind(case: Case) -> None:
         dec = case.codec.decode(enc)
         same(dec, case.array, case.tolerance)
         if a.flags.c_contiguous or not case.elementwise:
-            assert np.ascontiguousarray(np.asarray(enc)).tobytes() == reference if isinstance(enc, np.ndarray) else bytes(enc) == reference
+            assert (np.ascontiguousarray(np.asarray(enc)).tobytes() == reference if isinstance(enc, np.ndarray)
+                    else bytes(enc) == reference)
     raw = case.array.tobytes()
     for buf in raw_kinds(raw)[:4]:  # bytes, bytearray, array.array, memoryview
         assert encoded_bytes(case.codec.encode(buf)) == reference

@@ -131,7 +131,9 @@ def test_agrees_with_zarr_core_types(name, json_value) -> None:
         theirs = zdtype.from_json_scalar(json_value, zarr_format=3)
     except (TypeError, ValueError, OverflowError, RuntimeWarning):
         return
-    if isinstance(json_value, str) and json_value.startswith("0x") and len(json_value) != 2 + 2 * zdtype.to_native_dtype().itemsize // (2 if name.startswith("complex") else 1):
+    if (isinstance(json_value, str) and json_value.startswith("0x")
+            and len(json_value) != 2 + 2 * zdtype.to_native_dtype().itemsize
+            // (2 if name.startswith("complex") else 1)):
         # A hex string shorter than the type is, to us, the integer it spells (spec: "the byte
         # representation ... as an unsigned integer"); zarr-python reads it differently.
         return

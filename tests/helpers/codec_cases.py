@@ -76,7 +76,8 @@ CODEC_CASES += [
                         scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}),
               np.round(np.clip(_with_nan, 1, 255)), fill_value=float("nan")),
     CodecCase("cast_value-f4-bf16", CastValue(data_type="bfloat16", rounding="towards-zero", dtype="float32"),
-              np.linspace(-3, 3, 2 * 3 * 16, dtype="float32").reshape(2, 3, 16).round(2).astype("bfloat16").astype("float32")),
+              np.linspace(-3, 3, 2 * 3 * 16, dtype="float32").reshape(2, 3, 16).round(2)
+              .astype("bfloat16").astype("float32")),
     CodecCase("cast_value-i4-i2", CastValue(data_type="int16", dtype="int32"),
               rng.integers(-30000, 30000, (7, 9)).astype("int32")),
     CodecCase("scale_offset-f8", ScaleOffset(offset=-10, scale=0.5, dtype="float64"),

@@ -276,7 +276,8 @@ def test_verification_finds_a_changed_chunk(v2_store) -> None:
     raw = bytearray(chunk.read_bytes())
     raw[8] ^= 0xFF
     chunk.write_bytes(bytes(raw))
-    with pytest.raises(VerificationError, match=r"array f: the v3 store does not read as the v2 store at \[0:3, 0:4\]: zarr cannot read"):
+    with pytest.raises(VerificationError, match=r"array f: the v3 store does not read as the v2 store at "
+                                                r"\[0:3, 0:4\]: zarr cannot read"):
         verify(src, dst, report)
 
 
@@ -332,7 +333,8 @@ def test_every_fixed_size_type_migrates_verified(tmp_path: Path) -> None:
         g.create_array("str_s", shape=(4,), chunks=(2,), dtype="|S3", fill_value=b"")[:3] = [b"a", b"bc", b""]
         g.create_array("dt", shape=(5,), chunks=(2,), dtype="<M8[ns]", fill_value="NaT")[:3] = np.array(
             ["2020-01-01", "NaT", "1970-01-01T00:00:00.000000001"], "M8[ns]")
-        g.create_array("bool", shape=(9,), chunks=(4,), dtype="|b1", fill_value=True)[:5] = [True, False, True, False, False]
+        g.create_array("bool", shape=(9,), chunks=(4,), dtype="|b1", fill_value=True)[:5] = [
+            True, False, True, False, False]
         g.create_array("complex", shape=(5,), chunks=(2,), dtype="<c16", fill_value=0)[:3] = [1 + 2j, np.nan, -0.0]
         g.create_array("be", shape=(5,), chunks=(2,), dtype=">f8", fill_value=np.nan, filters=[
             numcodecs.FixedScaleOffset(offset=0, scale=10, dtype=">f8", astype=">i2")])[:3] = [1.5, np.nan, -3.2]

@@ -21,7 +21,8 @@ def _json(capsys, *args):
 
 
 def _chunk_files(path):
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name not in ("zarr.json", ".zarray", ".zattrs"))
+    return sum(p.stat().st_size for p in path.rglob("*")
+               if p.is_file() and p.name not in ("zarr.json", ".zarray", ".zattrs"))
 
 
 def test_v3_store_with_our_codecs_and_shards(tmp_path, capsys):
@@ -213,7 +214,8 @@ def test_a_store_migrated_in_place_shows_both_views(tmp_path, capsys):
     status, out, _ = _inspect(capsys, src, "--json")
     report = json.loads(out)
     assert status == 0 and report["both_formats"] == ["/"]
-    assert [(a["path"], a["zarr_format"], a["formats"]) for a in report["arrays"]] == [("/", 3, [3, 2]), ("/", 2, [3, 2])]
+    assert [(a["path"], a["zarr_format"], a["formats"]) for a in report["arrays"]] == [
+        ("/", 3, [3, 2]), ("/", 2, [3, 2])]
     v3view, v2view = report["arrays"]
     assert [c["name"] for c in v3view["codecs"]][:2] == ["scale_offset", "cast_value"]
     assert [c["name"] for c in v2view["codecs"]] == ["fixedscaleoffset", "zstd"]

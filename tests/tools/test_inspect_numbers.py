@@ -49,8 +49,9 @@ def test_no_double_signs_or_quoted_numbers_in_a_report(tmp_path, fill):
     path = tmp_path / "s.zarr"
     a = zarr.create_array(path, shape=(), dtype="float64", fill_value=fill,
                           filters=[ScaleOffset(offset=-1.46875, scale=-2092.83),
-                                   CastValue(data_type="int32", scalar_map={"encode": [["NaN", -1], ["Infinity", -2]],
-                                                                            "decode": [[-1, "NaN"], [-2, "Infinity"]]})],
+                                   CastValue(data_type="int32",
+                                             scalar_map={"encode": [["NaN", -1], ["Infinity", -2]],
+                                                         "decode": [[-1, "NaN"], [-2, "Infinity"]]})],
                           compressors=None)
     a[()] = 3.0
     text = format_report(inspect_store(path))

@@ -154,7 +154,8 @@ def test_an_http_url_is_read_only(tmp_path: Path, action: str) -> None:
     """http(s) is a read-only filesystem: refused before any request is made."""
     pytest.importorskip("aiohttp")
     url = "https://example.invalid/store.zarr"
-    with pytest.raises(UsageError, match=r"example.invalid/store.zarr: the filesystem is read-only.*nothing was written"):
+    with pytest.raises(UsageError,
+                       match=r"example.invalid/store.zarr: the filesystem is read-only.*nothing was written"):
         if action == "dst":
             migrate(tmp_path, url)
         else:

@@ -251,7 +251,8 @@ def test_access_denied(guarded_server, monkeypatch, caplog):
         with pytest.raises(AccessDenied) as e:
             nobody.read("zarr.json")
         messages.append(str(e.value))
-        messages.append(repr(nobody) + str(nobody) + repr(StagedStore(nobody)) + repr(pickle.loads(pickle.dumps(nobody))))
+        messages.append(repr(nobody) + str(nobody) + repr(StagedStore(nobody))
+                        + repr(pickle.loads(pickle.dumps(nobody))))
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for text in messages:
         assert secret not in text and key not in text and "AKIANOSUCHKEY000" not in text, text
