@@ -196,7 +196,8 @@ def test_inspect_after_a_killed_convert(tmp_path, mode, point):
 
 def _killed_at(tmp_path: Path, k: int, *argv: str) -> int:
     """Run ``numcodecs-ext ARGV`` killed (SIGKILL) at its k-th write operation (0: none); its status."""
-    code = f"import sys; from tests.helpers import killpoints; sys.exit(killpoints.main({k}, 'count.txt', *sys.argv[1:]))"
+    code = ("import sys; from tests.helpers import killpoints; "
+            f"sys.exit(killpoints.main({k}, 'count.txt', *sys.argv[1:]))")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, env=env, capture_output=True,
                           timeout=300, check=False).returncode

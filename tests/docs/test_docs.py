@@ -21,7 +21,7 @@ SKIPPED = {
     "getting-started.md": [
         ('pip install ".[zfp]"', "installing"),
         ('pip install -e ".[test]"', "installing"),
-        ("python -m pytest", "the test suite itself"),
+        ("python -m pytest -n auto", "the test suite itself"),
         ('pip install -e ".[test,docs]"', "installing"),
         ("sphinx-build -W -b html docs docs/_build/html", "the documentation build"),
     ],

@@ -241,14 +241,14 @@ def _convert(out: str, address: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("address", "says"), [
     ("garbage", "not usable"),
-    pytest.param(*("tcp://127.0.0.1", "not usable"), marks=pytest.mark.full),
-    pytest.param(*("nosuch://127.0.0.1:1", "not usable"), marks=pytest.mark.full),
-    pytest.param(*("inproc://x", "not usable"), marks=pytest.mark.full),
-    pytest.param(*("inproc://10.0.0.1/1/1", "not usable"), marks=pytest.mark.full),
+    pytest.param("tcp://127.0.0.1", "not usable", marks=pytest.mark.full),
+    pytest.param("nosuch://127.0.0.1:1", "not usable", marks=pytest.mark.full),
+    pytest.param("inproc://x", "not usable", marks=pytest.mark.full),
+    pytest.param("inproc://10.0.0.1/1/1", "not usable", marks=pytest.mark.full),
     ("tls://127.0.0.1:1", "TLS"),
-    pytest.param(*("tcp://127.0.0.1:1", "cannot connect"), marks=pytest.mark.full),
+    pytest.param("tcp://127.0.0.1:1", "cannot connect", marks=pytest.mark.full),
     ("tcp://user:pw5ecret@127.0.0.1:1", "credentials"),
-    pytest.param(*("tcp://:pw5ecret@127.0.0.1:1", "credentials"), marks=pytest.mark.full),
+    pytest.param("tcp://:pw5ecret@127.0.0.1:1", "credentials", marks=pytest.mark.full),
 ])
 def test_a_scheduler_address_that_cannot_work_is_a_usage_error(tmp_path, address, says):
     """Exit 2 naming the dask scheduler and what is wrong, the password never printed, no
