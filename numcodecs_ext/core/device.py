@@ -13,9 +13,9 @@ CPU one, and every error is raised, in its words, by the CPU path. A namespace t
 function used here (an older library) declines the same way.
 
 NaN: arithmetic and conversions on a GPU may give a NaN other bits than the CPU gives; every NaN
-result here is either the input's own bits (scale_offset keeps them, as x86 does for quiet NaNs)
-or comes from the host path. A signalling NaN input to scale_offset is kept as it is (x86 quiets
-it).
+result here is either the input's own bits quieted, as IEEE 754 arithmetic on the CPU gives them
+(scale_offset, through ``view``; without one a chunk with a NaN declines), or comes from the host
+path.
 
 Pure array API plus numpy for the parameters; knows nothing about numcodecs or zarr.
 """
@@ -191,7 +191,14 @@ def scale_offset(xp: Any, arr: Any, dtype: np.dtype, off: Any, sc: Any, directio
         return None  # an overflow: the CPU path's error
     if res.dtype != arr.dtype:
         return None
-    return xp.where(xp.isnan(arr), arr, res)  # the input's NaN bits, as on the CPU
+    # A NaN input gives, on the CPU, its own sign and payload with the quiet bit set (IEEE 754
+    # arithmetic quiets a signalling NaN); a GPU may give its canonical NaN instead.
+    nan = xp.isnan(arr)
+    if getattr(arr, "view", None) is None:  # no bit reinterpretation: only NaN-free chunks
+        return None if _any(xp, nan) else res
+    udt = np.dtype(f"u{dtype.itemsize}")
+    quiet = _view(_view(arr, udt) | (1 << (np.finfo(dtype).nmant - 1)), dtype)
+    return xp.where(nan, quiet, res)
 
 
 # --- bitround ----------------------------------------------------------------------------------
