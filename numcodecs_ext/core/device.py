@@ -17,6 +17,11 @@ result here is either the input's own bits quieted, as IEEE 754 arithmetic on th
 (scale_offset, through ``view``; without one a chunk with a NaN declines), or comes from the host
 path.
 
+Subnormals: cupy flushes float32 subnormals to zero in arithmetic, comparisons and conversions
+(seen on an H200, cupy 14.2); the CPU keeps them. A float32/float64 chunk holding one, or whose
+scale_offset step or narrowed cast would give one, declines (read from the bits where the array
+has ``view``).
+
 Pure array API plus numpy for the parameters; knows nothing about numcodecs or zarr.
 """
 
@@ -137,6 +142,25 @@ def _copy(xp: Any, arr: Any) -> Any:
         return arr.copy()
 
 
+#: the float types whose subnormal values devices may flush to zero: cupy does so for float32 in
+#: arithmetic, comparisons and conversions (seen on an H200 with cupy 14.2), the CPU never does
+_FLUSHED = (np.float32, np.float64)
+
+
+def _subnormal(xp: Any, arr: Any, dtype: np.dtype) -> bool:
+    """Whether a chunk of a :data:`_FLUSHED` type holds a subnormal value (read from its bits
+    where the array has ``view``: a flushing device compares them as zero)."""
+    if dtype.type not in _FLUSHED:
+        return False
+    fi = np.finfo(dtype)
+    if getattr(arr, "view", None) is not None:
+        u = _view(arr, np.dtype(f"u{dtype.itemsize}"))
+        frac = (1 << fi.nmant) - 1
+        exponent = ((1 << (8 * dtype.itemsize - 1)) - 1) ^ frac
+        return _any(xp, ((u & exponent) == 0) & ((u & frac) != 0))
+    return _any(xp, (arr != 0) & (xp.abs(arr) < float(fi.tiny)))
+
+
 # --- shape codecs ---------------------------------------------------------------------------------
 
 @_declines
@@ -185,10 +209,22 @@ def scale_offset(xp: Any, arr: Any, dtype: np.dtype, off: Any, sc: Any, directio
         return res if res.dtype == arr.dtype else None  # (a library that promotes: decline)
     if dtype.type not in (np.float16, np.float32, np.float64):
         return None
+    if _subnormal(xp, arr, dtype):
+        return None
     offs, scs = float(off), float(sc)  # exact: the values are of the dtype
-    res = (arr - offs) * scs if direction == "encode" else arr / scs + offs
-    if _any(xp, xp.isinf(res) & xp.isfinite(arr)):
-        return None  # an overflow: the CPU path's error
+    if direction == "encode":
+        step = arr - offs
+        res = step * scs
+        flushed = ((step == 0) & (arr != offs)) | ((res == 0) & (step != 0))
+    else:
+        step = arr / scs
+        res = step + offs
+        flushed = ((step == 0) & (arr != 0)) | ((res == 0) & (step != -offs))
+    bad = xp.isinf(res) & xp.isfinite(arr)  # an overflow: the CPU path's error
+    if dtype.type in _FLUSHED:  # a subnormal step or result a device may have made zero
+        bad = bad | flushed
+    if _any(xp, bad):
+        return None
     if res.dtype != arr.dtype:
         return None
     # A NaN input gives, on the CPU, its own sign and payload with the quiet bit set (IEEE 754
@@ -315,6 +351,8 @@ def cast(xp: Any, arr: Any, src_dtype: np.dtype, dtype: np.dtype, *, rounding: s
 
     if not tgt.is_int and not src.is_int and _any(xp, unclaimed(xp.isnan(arr))):
         return None  # a device may give a NaN other bits
+    if not src.is_int and _subnormal(xp, arr, src.dtype):
+        return None  # a device may flush them to zero
     if exact:
         out = xp.astype(arr, txp)
     elif src.is_int and tgt.is_int:
@@ -360,8 +398,11 @@ def cast(xp: Any, arr: Any, src_dtype: np.dtype, dtype: np.dtype, *, rounding: s
                 up = float(np.ldexp(1.0, int(np.frexp(tgt.max)[1])))
             thr = tgt.max / 2 + up / 2
             w = arr if claimed is None else xp.where(claimed, xp.zeros_like(arr), arr)
-            if _any(xp, ~((-thr < w) & (w < thr))):
-                return None  # overflow (or NaN): the CPU path decides
+            bad = ~((-thr < w) & (w < thr))  # overflow (or NaN): the CPU path decides
+            if tgt.dtype.type in _FLUSHED:  # a subnormal result, which a device may flush
+                bad = bad | ((w != 0) & (xp.abs(w) < float(np.finfo(tgt.dtype).tiny)))
+            if _any(xp, bad):
+                return None
             out = xp.astype(w, txp)
     else:
         return None

@@ -220,6 +220,12 @@ def finite(dtype: str) -> np.ndarray:
     return v
 
 
+def normal(dtype: str) -> np.ndarray:
+    """:func:`finite` without subnormals (devices may flush those: the kernels decline them)."""
+    v = finite(dtype)
+    return v[(v == 0) | (np.abs(v) >= np.finfo(v.dtype).tiny)]
+
+
 def shapes_of(v: np.ndarray) -> list[np.ndarray]:
     """The values as 1-d, 2-d C and F order, 0-d and empty chunks."""
     n = v.size - v.size % 2
@@ -322,7 +328,7 @@ def test_every_registered_codec_gives_the_cpu_result(case: tuple[str, Any, str, 
 DEVICE_CODECS = [
     (zarr3.Transpose(order=[1, 0]), "float64", values("float64")),
     (zarr3.Reshape(shape=[-1]), "int16", values("int16")),
-    (zarr3.ScaleOffset(offset=-10, scale=0.5), "float32", finite("float32")),
+    (zarr3.ScaleOffset(offset=-10, scale=0.5), "float32", normal("float32")),
     (zarr3.ScaleOffset(offset=3, scale=2), "int32", np.array([3, 5, 101, -7], "int32")),
     (zarr3.CastValue(data_type="uint8", out_of_range="clamp", rounding="nearest-away",
                      scalar_map={"encode": [["NaN", 255]], "decode": [[255, "NaN"]]}),
@@ -454,7 +460,7 @@ def test_cast_kernel(ns: Any, rounding: str, mode: Any) -> None:
                     ran += 1
                     assert cpu[0] == "ok", (src, tgt, pairs, v, cpu)
                     assert same(cpu[1], get(r)), (src, tgt, rounding, mode, v, cpu[1], get(r))
-    assert ran >= 85  # the kernels take the common casts (90 to 195 of the combinations here)
+    assert ran >= 70  # the common casts (74 to 190 here; float32/float64 chunks with subnormals decline)
 
 
 def test_namespace_of_numpy_is_the_host_path() -> None:
