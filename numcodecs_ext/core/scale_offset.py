@@ -77,7 +77,7 @@ def check_parameters(dtype: Any, offset: Any, scale: Any) -> tuple[Any, Any]:
     if not info.is_int:
         for name, v in (("offset", off), ("scale", sc)):
             if not np.isfinite(v.astype(np.float64)):
-                raise ValueError(f"scale_offset {name} must be finite, got {v[()]!r}")
+                raise ValueError(f"scale_offset {name} must be a finite number for {info.name}, got {float(v)}")
     if (sc == 0) if info.is_int else (sc.astype(np.float64) == 0):
         raise ValueError(f"scale_offset scale must be non-zero (dtype {info.name})")
     return off, sc
