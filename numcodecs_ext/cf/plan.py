@@ -155,9 +155,10 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
 
 
 def _refuse_undecodable(name: str, dec: Any) -> None:
-    """ToolError, before anything is written, for a variable whose values xarray cannot decode
-    (e.g. ``_Encoding`` on numbers or on text netCDF already decoded): its first value is decoded
-    now, as the read-back would decode every one; a failure there would fail every rerun too."""
+    """ToolError, before anything is written, for a variable whose values xarray cannot read or
+    decode (``_Encoding`` on numbers or on text netCDF already decoded, a compression filter HDF5
+    has no plugin for): its first value is read now, as the runs read every one; a failure there
+    would fail every rerun too."""
     if dec.size == 0:
         return
     try:
@@ -166,9 +167,10 @@ def _refuse_undecodable(name: str, dec: Any) -> None:
         raise
     except Exception as e:  # noqa: BLE001 - whatever the decoding raises, xarray cannot read it
         why = str(e).split("\n")[0][:80]
-        raise ToolError(f"variable {name!r}: xarray cannot decode its values ({type(e).__name__}: {why}); "
-                        "fix its CF attributes or drop it (ncks -x -v NAME), then convert; nothing was written"
-                        .replace("NAME", name)) from None
+        way = ("HDF5 has no plugin for its compression filter here: install one (HDF5_PLUGIN_PATH)"
+               if "filter" in why.lower() else "fix its CF attributes (e.g. _Encoding)")
+        raise ToolError(f"variable {name!r}: xarray cannot read its values ({type(e).__name__}: {why}); {way} or "
+                        f"drop it (ncks -x -v {name}), then convert; nothing was written") from None
 
 
 def memory_itemsize(var: Any, samples: int = 3, count: int = 1000) -> int:

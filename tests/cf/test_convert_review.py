@@ -44,7 +44,7 @@ def test_a_variable_xarray_cannot_decode_is_refused_before_writing(tmp_path, kin
     with pytest.raises(ToolError) as e:
         convert(src, dst, zarr_format=zarr_format, progress=False)
     msg = str(e.value)
-    assert "variable 'v'" in msg and "cannot decode" in msg and "ncks -x -v v" in msg, msg
+    assert "variable 'v'" in msg and "cannot read its values" in msg and "ncks -x -v v" in msg, msg
     assert "nothing was written" in msg and "resume" not in msg, msg
     assert not dst.exists()
 
@@ -61,3 +61,25 @@ def test_a_char_variable_with_encoding_still_converts(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         xr.testing.assert_identical(xr.open_dataset(src).load(), xr.open_zarr(dst, consolidated=False).load())
+
+
+def test_a_variable_compressed_with_a_filter_hdf5_lacks_is_refused_before_writing(tmp_path):
+    """A netCDF-4 variable compressed with zstd, read where HDF5 finds no plugin for it."""
+    import os
+    import subprocess
+    import sys
+
+    if not getattr(netCDF4, "__has_zstandard_support__", False):
+        pytest.skip("this netCDF4 cannot write zstd")
+    src, dst = tmp_path / "s.nc", tmp_path / "d.zarr"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.createDimension("x", 100)
+        nc.createVariable("v", "f4", ("x",), compression="zstd")[:] = np.arange(100)
+        nc.createVariable("w", "i2", ("x",))[:] = 1
+    env = dict(os.environ, HDF5_PLUGIN_PATH=str(tmp_path / "no-plugins"))
+    r = subprocess.run([sys.executable, "-m", "numcodecs_ext.cli", "convert", "-q", str(src), str(dst)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert "variable 'v'" in r.stderr and "plugin" in r.stderr and "nothing was written" in r.stderr, r.stderr
+    assert "resume" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not dst.exists()
