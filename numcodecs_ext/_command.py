@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+
+if TYPE_CHECKING:  # typing's import takes longer than the rest of this module: a Ctrl-C there was a traceback
+    from typing import Any
 
 __all__ = ["guard", "is_command", "reported"]
 

@@ -107,6 +107,8 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     for name, var in raw.variables.items():
         dec = decoded.variables[name]
         plan, out = _route(prefix + str(name), var, dec)
+        if plan.route != "decoded":  # (that route has tried its decoding)
+            _refuse_undecodable(plan.name, dec)
         hidden = [k for k in out.attrs if hidden_on_read(str(k), group=False, zarr_format=zarr_format)]
         if hidden:
             plan.notes.append(hidden_note(hidden))
@@ -150,6 +152,25 @@ def plan_group(raw: Any, decoded: Any, group: str | None, *, chunks: Mapping[str
     ds = ds.set_coords([c for c in raw.coords if c in ds.variables])
     hidden = [k for k in raw.attrs if hidden_on_read(str(k), group=True, zarr_format=zarr_format)]
     return GroupPlan(group, ds, encoding, plans, zarr_format, [hidden_note(hidden)] if hidden else [])
+
+
+def _refuse_undecodable(name: str, dec: Any) -> None:
+    """ToolError, before anything is written, for a variable whose values xarray cannot read or
+    decode (``_Encoding`` on numbers or on text netCDF already decoded, a compression filter HDF5
+    has no plugin for): its first value is read now, as the runs read every one; a failure there
+    would fail every rerun too."""
+    if dec.size == 0:
+        return
+    try:
+        dec[{d: slice(0, 1) for d in dec.dims}].values  # noqa: B018 - decoding it is the check
+    except (OSError, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the decoding raises, xarray cannot read it
+        why = str(e).split("\n")[0][:80]
+        way = ("HDF5 has no plugin for its compression filter here: install one (HDF5_PLUGIN_PATH)"
+               if "filter" in why.lower() else "fix its CF attributes (e.g. _Encoding)")
+        raise ToolError(f"variable {name!r}: xarray cannot read its values ({type(e).__name__}: {why}); {way} or "
+                        f"drop it (ncks -x -v {name}), then convert; nothing was written") from None
 
 
 def memory_itemsize(var: Any, samples: int = 3, count: int = 1000) -> int:
