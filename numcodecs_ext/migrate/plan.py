@@ -33,7 +33,7 @@ from .text import counted
 from .journal import JOURNAL
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
-           "index_store", "is_temporary", "read_json"]
+           "index_store", "is_temporary", "read_json", "same_json"]
 
 V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
 METADATA = (*V2_FILES, "zarr.json")
@@ -57,6 +57,24 @@ def read_json(location: Location, key: str) -> Any:
         raise ToolError(f"{location.child(key)}: not readable JSON metadata ({e})") from None
     except OSError as e:
         raise ToolError(f"{location.child(key)}: cannot be read ({e.strerror or e})") from None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are one document as a reader takes it: object keys in any order,
+    but ``1``, ``1.0`` and ``true`` differ (xarray decodes an int16 variable with the attribute
+    ``scale_factor: 2`` to int64, with ``2.0`` to float64), ``-0.0`` is not ``0.0``, ``NaN`` is
+    ``NaN`` (Python's ``==`` says otherwise of each).
+
+    >>> same_json({"a": [1, 2.5], "b": None}, {"b": None, "a": [1, 2.5]}), same_json(1, 1.0), same_json(True, 1)
+    (True, False, False)
+    >>> same_json(float("nan"), float("nan")), same_json(0.0, -0.0)
+    (True, False)
+    """
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
 
 
 def key_in(path: str, name: str) -> str:
