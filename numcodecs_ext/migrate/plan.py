@@ -8,7 +8,7 @@ codecs decode them to the same values: ``order: "F"`` becomes a ``transpose``, n
 byte order the filters leave. xarray's ``_ARRAY_DIMENSIONS`` attribute becomes
 ``dimension_names``, and, since xarray masks a v2 array's fill value but reads a v3 array's
 missing-value marker from the ``_FillValue`` attribute, the fill value of such an array becomes
-that attribute too.
+that attribute too (text: ``missing_value``, since xarray reads no text ``_FillValue`` in v3).
 
 The store is listed once (:func:`index_store`): every node, and every chunk key with its size,
 assigned to its array in one pass over the listing.
@@ -479,6 +479,9 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         xarray_fill = _xarray_fill_value(fill_scalar, dtype)
         if xarray_fill is not None:
             attributes["_FillValue"] = xarray_fill
+        elif (object_codec == "vlen-utf8" or dtype.kind == "U") and "missing_value" not in attrs:
+            # xarray cannot read a text _FillValue in zarr v3, but masks text missing_value alike
+            attributes["missing_value"] = fill_value
     metadata: dict[str, Any] = {
         "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
@@ -488,10 +491,10 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    if object_codec is not None and zarray.get("fill_value") not in (None, "") and _DIMENSIONS in attrs \
+    if object_codec == "vlen-bytes" and zarray.get("fill_value") is not None and _DIMENSIONS in attrs \
             and not _no_bytes_fill(zarray):
         notes.append("xarray read the fill value of this v2 array as missing; it has no form for a "
-                     "string or bytes fill value in zarr v3, so it reads the fill value itself")
+                     "bytes fill value in zarr v3, so it reads the fill value itself")
     return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
                      notes=notes, source_staged=v2_reading(zarray, path))
 
