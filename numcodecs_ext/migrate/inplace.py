@@ -246,8 +246,9 @@ def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
         attributes = group_metadata(index, node).metadata["attributes"]
         attributes.pop("_ARRAY_DIMENSIONS", None)
         written = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
-        if "_FillValue" in written and "_FillValue" not in attributes:  # made from the fill value
-            attributes["_FillValue"] = written["_FillValue"]
+        for made in ("_FillValue", "missing_value"):  # made from the fill value (see plan.array_metadata)
+            if made in written and made not in attributes:
+                attributes[made] = written[made]
         planned = [{"attributes": attributes}]
         return _compare(planned[0], {**stored, **{k: None for k in _WHAT}})
     if node not in index.arrays:

@@ -79,3 +79,15 @@ def test_a_missing_value_of_the_source_is_kept(tmp_path: Path) -> None:
     (src / ".zmetadata").unlink()
     migrate(src, tmp_path / "v3.zarr")
     assert json.loads((tmp_path / "v3.zarr/v/zarr.json").read_text())["attributes"]["missing_value"] == "n/a"
+
+
+def test_an_interrupted_finish_of_a_text_array_finishes(tmp_path: Path) -> None:
+    """--finish removes an array's .zarray before its .zattrs: the missing_value made from the
+    fill value that .zarray held is no attribute "only in zarr.json" then."""
+    src = _v2(tmp_path / "v2.zarr", "|O", "")
+    want = _xarray(src, zarr_format=2)
+    migrate(src, in_place=True)
+    for key in (".zmetadata", "v/.zarray"):  # as far as an interrupted --finish got
+        (src / key).unlink()
+    assert migrate(src, finish=True).verified
+    assert _xarray(src) == want and not list(src.rglob(".z*"))
