@@ -368,6 +368,11 @@ class Location:
         raise UsageError(f"{self.display}: {self.read_only}, and {what}; nothing was written. "
                          + _WRITABLE.get(self.read_only, "Give a writable store"))
 
+    @property
+    def removes(self) -> bool:
+        """Whether objects can be removed here (a zarr ZipStore cannot: ``supports_deletes``)."""
+        return bool(getattr(getattr(self._backend, "store", None), "supports_deletes", True))
+
     def _no_writes(self, what: str) -> None:
         """StorageError if this location is read-only (what every tool checks before it
         writes, with :meth:`refuse_writes`: this is the net under those checks)."""
