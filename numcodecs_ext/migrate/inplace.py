@@ -178,7 +178,8 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
                 f"through the v2 metadata, {'stored as a code' if one else 'all stored as codes'} the v3 "
                 f"metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: values written through "
                 "the v3 metadata, such as NaN, that the v2 metadata cannot represent); the v3 view reads "
-                f"{'it' if one else 'them'} as written")
+                f"{'it' if one else 'them'} as written (a v2 writer that wrote the value a code means through "
+                "the v2 metadata reads the scalar_map's value there now: check such writes before relying on it)")
     report.verify = parse_verify("full")
     report.verified = True
     order = finish_order(index.v2_files, index.arrays)

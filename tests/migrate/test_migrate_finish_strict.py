@@ -95,3 +95,18 @@ def test_out_of_date_consolidated_metadata_by_type_alone_is_refused(tmp_path: Pa
     _edit(src / ".zmetadata", lambda d: d["metadata"]["v/.zattrs"].update(scale_factor=2))  # what xarray reads
     with pytest.raises(UsageError, match=r"v2 consolidated metadata.*v/.zattrs"):
         migrate(src, finish=True)
+
+
+def test_a_code_written_through_v2_is_said_to_read_as_the_map_s_value(tmp_path: Path) -> None:
+    """--nan-code gives NaN the code 65535, which the v2 metadata reads as 905.35; a v2 writer may
+    write 905.35 between --in-place and --finish, and --finish cannot tell that from a NaN written
+    through v3: it says that such a write now reads as NaN."""
+    import zarr
+
+    src = tmp_path / "v2.zarr"
+    build_v2(src, chunks=2)
+    migrate(src, in_place=True, nan_code={"t": "auto"})
+    with quiet():
+        zarr.open_array(str(src / "t"), mode="r+", zarr_format=2)[0, 0] = np.float32(905.35)
+    report = migrate(src, finish=True)
+    assert any("a v2 writer that wrote the value a code means" in n for n in report.notes), report.notes
