@@ -491,8 +491,8 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    if object_codec == "vlen-bytes" and zarray.get("fill_value") is not None and _DIMENSIONS in attrs \
-            and not _no_bytes_fill(zarray):
+    if (object_codec == "vlen-bytes" or dtype.kind == "S") and zarray.get("fill_value") is not None \
+            and _DIMENSIONS in attrs and not _no_bytes_fill(zarray):
         notes.append("xarray read the fill value of this v2 array as missing; it has no form for a "
                      "bytes fill value in zarr v3, so it reads the fill value itself")
     return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
