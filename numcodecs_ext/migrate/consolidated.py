@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .plan import key_in
+from .plan import key_in, same_json
 
 __all__ = ["consolidate", "stale_entries", "v2_consolidated_disagrees"]
 
@@ -47,7 +47,8 @@ def stale_entries(group_doc: Any, group: str, nodes: dict[str, Any]) -> list[str
         now = consolidate({p: m for p, m in nodes.items() if isinstance(m, dict)}, group)["metadata"]
     except Exception:  # noqa: BLE001 - zarr cannot consolidate them: every entry is in doubt
         return sorted(key_in(group, rel) for rel in entries) or [group or "/"]
-    return sorted(key_in(group, rel) for rel in set(entries) | set(now) if entries.get(rel) != now.get(rel))
+    return sorted(key_in(group, rel) for rel in set(entries) | set(now)
+                  if not same_json(entries.get(rel), now.get(rel)))
 
 
 def v2_consolidated_disagrees(location: Any, index: Any) -> list[str]:
@@ -72,7 +73,7 @@ def v2_consolidated_disagrees(location: Any, index: Any) -> list[str]:
             rel = doc[len(group) + 1:] if group else doc
             stored = read_json(location, doc) if doc in index.v2_files else \
                 ({} if doc.endswith(".zattrs") else None)  # (no .zattrs: no attributes)
-            if _plain(entries.get(rel)) != _plain(stored):
+            if not same_json(_plain(entries.get(rel)), _plain(stored)):
                 out.append(doc)
     return out
 

@@ -26,7 +26,7 @@ from ..tools.errors import ToolError, UsageError
 from ..tools.progress import Progress
 from ..tools.staging import commit_order
 from ..tools.storage import Location
-from .plan import ArrayPlan, StoreIndex, index_store, key_in, read_json, v2_reading
+from .plan import ArrayPlan, StoreIndex, index_store, key_in, read_json, same_json, v2_reading
 from .prove import MigrationReport, _doc, open_source, source_view
 from .runs import View
 from .text import counted, error
@@ -37,7 +37,7 @@ __all__ = ["finish_in_place", "migrate_in_place"]
 def _explain_difference(key: str, stored: Any, planned: dict[str, Any]) -> str:
     if not isinstance(stored, dict):
         return f"{key} is not a JSON object"
-    differ = sorted(k for k in set(stored) | set(planned) if stored.get(k) != planned.get(k))
+    differ = sorted(k for k in set(stored) | set(planned) if not same_json(stored.get(k), planned.get(k)))
     return f"{key} differs in {', '.join(differ)}"
 
 
@@ -60,9 +60,9 @@ def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) 
             stored = json.loads(location.read(key))
         except (OSError, ValueError):
             stored = None
-        if stored == planned[key]:
+        if same_json(stored, planned[key]):
             kept.add(key)
-        elif _without_consolidated(stored) == _without_consolidated(planned[key]):
+        elif same_json(_without_consolidated(stored), _without_consolidated(planned[key])):
             pass  # only its consolidated metadata is out of date: written again (last, whole)
         else:
             differ.append(_explain_difference(key, stored, planned[key]))
@@ -178,7 +178,8 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
                 f"through the v2 metadata, {'stored as a code' if one else 'all stored as codes'} the v3 "
                 f"metadata's scalar_map decodes ({', '.join(map(str, pair.mapped))}: values written through "
                 "the v3 metadata, such as NaN, that the v2 metadata cannot represent); the v3 view reads "
-                f"{'it' if one else 'them'} as written")
+                f"{'it' if one else 'them'} as written (a v2 writer that wrote the value a code means through "
+                "the v2 metadata reads the scalar_map's value there now: check such writes before relying on it)")
     report.verify = parse_verify("full")
     report.verified = True
     order = finish_order(index.v2_files, index.arrays)
@@ -246,8 +247,9 @@ def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
         attributes = group_metadata(index, node).metadata["attributes"]
         attributes.pop("_ARRAY_DIMENSIONS", None)
         written = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
-        if "_FillValue" in written and "_FillValue" not in attributes:  # made from the fill value
-            attributes["_FillValue"] = written["_FillValue"]
+        for made in ("_FillValue", "missing_value"):  # made from the fill value (see plan.array_metadata)
+            if made in written and made not in attributes:
+                attributes[made] = written[made]
         planned = [{"attributes": attributes}]
         return _compare(planned[0], {**stored, **{k: None for k in _WHAT}})
     if node not in index.arrays:
@@ -277,20 +279,17 @@ def _compare(planned: dict[str, Any], stored: dict[str, Any]) -> list[str]:
         want, have = planned.get(field), stored.get(field)
         if field == "codecs":
             want, have = _without_maps(want), _without_maps(have)
-        if field == "fill_value" and want != have:
+        same = same_json(want, have)
+        if field == "fill_value" and not same:  # "NaN" or a hex form, 0 or 0.0: one value?
             same = _same_fill(planned.get("data_type"), want, have)
-        else:
-            same = want == have
         if not same and not (field == "node_type" and want is None):
             differ.append(what)
     attributes = stored.get("attributes") if isinstance(stored.get("attributes"), dict) else {}
     want = planned.get("attributes") or {}
-    differ += [f"attribute {k}" for k, v in want.items() if attributes.get(k, _NONE) != v]
+    differ += [f"attribute {k}" for k, v in want.items() if k not in attributes or not same_json(attributes[k], v)]
     differ += [f"attribute {k} (only in zarr.json)" for k in attributes if k not in want]
     return differ
 
-
-_NONE = object()
 
 
 def _same_fill(data_type: Any, a: Any, b: Any) -> bool:

@@ -8,7 +8,7 @@ codecs decode them to the same values: ``order: "F"`` becomes a ``transpose``, n
 byte order the filters leave. xarray's ``_ARRAY_DIMENSIONS`` attribute becomes
 ``dimension_names``, and, since xarray masks a v2 array's fill value but reads a v3 array's
 missing-value marker from the ``_FillValue`` attribute, the fill value of such an array becomes
-that attribute too.
+that attribute too (text: ``missing_value``, since xarray reads no text ``_FillValue`` in v3).
 
 The store is listed once (:func:`index_store`): every node, and every chunk key with its size,
 assigned to its array in one pass over the listing.
@@ -33,7 +33,7 @@ from .text import counted
 from .journal import JOURNAL
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
-           "index_store", "is_temporary", "read_json"]
+           "index_store", "is_temporary", "read_json", "same_json"]
 
 V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
 METADATA = (*V2_FILES, "zarr.json")
@@ -57,6 +57,24 @@ def read_json(location: Location, key: str) -> Any:
         raise ToolError(f"{location.child(key)}: not readable JSON metadata ({e})") from None
     except OSError as e:
         raise ToolError(f"{location.child(key)}: cannot be read ({e.strerror or e})") from None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are one document as a reader takes it: object keys in any order,
+    but ``1``, ``1.0`` and ``true`` differ (xarray decodes an int16 variable with the attribute
+    ``scale_factor: 2`` to int64, with ``2.0`` to float64), ``-0.0`` is not ``0.0``, ``NaN`` is
+    ``NaN`` (Python's ``==`` says otherwise of each).
+
+    >>> same_json({"a": [1, 2.5], "b": None}, {"b": None, "a": [1, 2.5]}), same_json(1, 1.0), same_json(True, 1)
+    (True, False, False)
+    >>> same_json(float("nan"), float("nan")), same_json(0.0, -0.0)
+    (True, False)
+    """
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
 
 
 def key_in(path: str, name: str) -> str:
@@ -461,6 +479,9 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
         xarray_fill = _xarray_fill_value(fill_scalar, dtype)
         if xarray_fill is not None:
             attributes["_FillValue"] = xarray_fill
+        elif (object_codec == "vlen-utf8" or dtype.kind == "U") and "missing_value" not in attrs:
+            # xarray cannot read a text _FillValue in zarr v3, but masks text missing_value alike
+            attributes["missing_value"] = fill_value
     metadata: dict[str, Any] = {
         "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
@@ -470,10 +491,10 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     names = attrs.get(_DIMENSIONS)
     if isinstance(names, list) and len(names) == len(shape) and all(isinstance(n, str) for n in names):
         metadata["dimension_names"] = names
-    if object_codec is not None and zarray.get("fill_value") not in (None, "") and _DIMENSIONS in attrs \
-            and not _no_bytes_fill(zarray):
+    if (object_codec == "vlen-bytes" or dtype.kind == "S") and zarray.get("fill_value") is not None \
+            and _DIMENSIONS in attrs and not _no_bytes_fill(zarray):
         notes.append("xarray read the fill value of this v2 array as missing; it has no form for a "
-                     "string or bytes fill value in zarr v3, so it reads the fill value itself")
+                     "bytes fill value in zarr v3, so it reads the fill value itself")
     return ArrayPlan(path, metadata, before, index.chunks.get(path, {}), dtype=dtype, zarray=zarray,
                      notes=notes, source_staged=v2_reading(zarray, path))
 

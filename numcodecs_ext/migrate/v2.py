@@ -153,6 +153,10 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
             source.refuse_writes("migrate --in-place --finish removes its v2 metadata" if finish else
                                  "migrate --in-place adds zarr.json documents to it")
         if finish:
+            if not dry_run and not source.removes:
+                raise UsageError(f"{source}: this store cannot remove objects (a zip file), and --finish "
+                                 "removes the v2 metadata; nothing was removed. Unzip it, run --finish on "
+                                 "the folder, and zip that again")
             return finish_in_place(source, dry_run=dry_run, progress=progress)
     elif target is None:
         if not dry_run:

@@ -18,7 +18,7 @@ from typing import Any
 
 from zarr.storage import WrapperStore
 
-__all__ = ["PrefixedStore"]
+__all__ = ["PrefixedStore", "ReadOnlyView"]
 
 
 class PrefixedStore(WrapperStore):
@@ -113,3 +113,15 @@ class PrefixedStore(WrapperStore):
 
     def __repr__(self) -> str:
         return f"PrefixedStore({self})"
+
+
+class ReadOnlyView(WrapperStore):
+    """A store that cannot make a read-only copy of itself (a ZipStore opened with mode "a"),
+    seen read-only: zarr opens arrays for reading through it."""
+
+    @property
+    def read_only(self) -> bool:
+        return True
+
+    def with_read_only(self, read_only: bool = False) -> Any:
+        return self if read_only else self._store

@@ -283,9 +283,9 @@ class Location:
     def parse(cls, target: Any, *, storage_options: Mapping[str, Any] | None = None) -> Location:
         """A Location for ``target``: a local path, an fsspec URL (``s3://``, ``gs://``,
         ``az://``, ``memory://``, ``zip://``, ``https://`` ...), a zarr store object (any:
-        ``LocalStore``, ``FsspecStore``, ``MemoryStore``, ``ZipStore``, ``ObjectStore`` ...) or
-        ``StorePath``, or a Location. UsageError names an unknown scheme or the package a
-        scheme needs."""
+        ``LocalStore``, ``FsspecStore``, ``MemoryStore``, ``ZipStore``, ``ObjectStore`` ...),
+        ``StorePath``, zarr Group or Array (the store path it was opened on), or a Location.
+        UsageError names an unknown scheme or the package a scheme needs."""
         if isinstance(target, Location):
             return target
         options = dict(storage_options or {})
@@ -367,6 +367,11 @@ class Location:
             return
         raise UsageError(f"{self.display}: {self.read_only}, and {what}; nothing was written. "
                          + _WRITABLE.get(self.read_only, "Give a writable store"))
+
+    @property
+    def removes(self) -> bool:
+        """Whether objects can be removed here (a zarr ZipStore cannot: ``supports_deletes``)."""
+        return bool(getattr(getattr(self._backend, "store", None), "supports_deletes", True))
 
     def _no_writes(self, what: str) -> None:
         """StorageError if this location is read-only (what every tool checks before it
@@ -704,6 +709,18 @@ def _fs_read_only(fs: Any) -> str | None:
     return None
 
 
+def _store_path_of(target: Any) -> Any:
+    """A zarr Group or Array (sync or async) as the StorePath it was opened on (opened with
+    mode="r": its store is read-only, and so is the Location); anything else as it is."""
+    try:
+        from zarr import Array, Group
+        from zarr.core.array import AsyncArray
+        from zarr.core.group import AsyncGroup
+    except ImportError:  # pragma: no cover - zarr is a dependency
+        return target
+    return target.store_path if isinstance(target, (Array, Group, AsyncArray, AsyncGroup)) else target
+
+
 def _from_zarr(target: Any) -> Location | None:
     """A Location for a zarr store object or StorePath, None for anything else."""
     try:
@@ -711,6 +728,7 @@ def _from_zarr(target: Any) -> Location | None:
         from zarr.storage import FsspecStore, LocalStore, StorePath
     except ImportError:  # pragma: no cover - zarr is a dependency
         return None
+    target = _store_path_of(target)
     if isinstance(target, StorePath):
         base = Location.parse(target.store)
         return base.child(target.path) if target.path else base

@@ -186,7 +186,12 @@ class ZarrStoreBackend:
                 from .errors import UsageError
 
                 raise UsageError(f"{store}: this store was opened read-only; pass a writable one")
-            store = store.with_read_only(True)
+            try:
+                store = store.with_read_only(True)
+            except NotImplementedError:  # a ZipStore opened for appending: seen read-only
+                from .prefixed import ReadOnlyView
+
+                store = ReadOnlyView(store)
         if root.strip("/"):
             from .prefixed import PrefixedStore
 
@@ -254,3 +259,4 @@ def _repr_bucket(inner: Any) -> str | None:
     its ``config`` cannot be."""
     m = re.search(r'(?:bucket|container(?:_name)?)="([^"]+)"', repr(inner))
     return m[1] if m else None
+
