@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' S3 server and counting proxy
+sys.path.insert(0, str(HERE.parent))  # the tests' S3 server and counting proxy (tests.helpers)
 
 
 def build(path: Path, chunks: int) -> None:
@@ -61,7 +61,7 @@ def _show(counts: collections.Counter[str]) -> str:
 
 
 def run(quick: bool = False) -> None:
-    from s3server import CountingProxy, MotoServer, S3Bucket, admin_filesystem, s3_environment
+    from tests.helpers.s3server import CountingProxy, MotoServer, S3Bucket, admin_filesystem, s3_environment
 
     from numcodecs_ext.migrate import migrate
 
