@@ -168,7 +168,11 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        if started and not isinstance(e, VerificationError):
+        from ..tools.parallel import fails_again
+
+        # a resume is offered only where one can succeed: not after a verification that failed,
+        # nor after values that cannot be decoded (the rerun would read them again)
+        if started and not isinstance(e, VerificationError) and not fails_again(e):
             left = (f"{loc.display} keeps what was written and checked so far, and a journal of it (the root's "
                     "metadata is written last: nothing opens as complete): run the same command again to resume, "
                     "or remove it.")

@@ -318,7 +318,27 @@ def _failure(label: str, what: str, e: BaseException) -> BaseException:
     if isinstance(e, (ToolError, UsageError)):
         return e
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return ToolError(f"{label}: {what} failed ({type(e).__name__}{': ' + text if text else ''})")
+    failure = ToolError(f"{label}: {what} failed ({type(e).__name__}{': ' + text if text else ''})")
+    # what failed, kept for the caller (a cluster's error is raised "from None"): see fails_again
+    failure.original = e  # type: ignore[attr-defined]
+    return failure
+
+
+#: errors in decoding values: the same values fail the same way however often they are read
+_DATA_ERRORS = (UnicodeError, OverflowError)
+
+
+def fails_again(e: BaseException | None) -> bool:
+    """Whether ``e`` (or what it wraps) came from decoding the values themselves, so that running
+    the same work again can only fail the same way (a resume would loop); an I/O error, a worker
+    lost or a timeout may not."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, _DATA_ERRORS):
+            return True
+        e = getattr(e, "original", None) or e.__cause__ or e.__context__
+    return False
 
 
 def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[int], label: str,

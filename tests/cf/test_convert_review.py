@@ -83,3 +83,26 @@ def test_a_variable_compressed_with_a_filter_hdf5_lacks_is_refused_before_writin
     assert "variable 'v'" in r.stderr and "plugin" in r.stderr and "nothing was written" in r.stderr, r.stderr
     assert "resume" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not dst.exists()
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_values_xarray_cannot_decode_past_the_first_offer_no_resume(tmp_path, zarr_format):
+    """A decoding failure that depends on the values (bytes that are no UTF-8 after a first value
+    that is) is found while writing, not before: the same command would fail the same way, so no
+    resume is offered, and what was written is removed (the check before writing reads one value)."""
+    src, dst = tmp_path / "s.nc", tmp_path / "d.zarr"
+    with netCDF4.Dataset(src, "w") as nc:
+        nc.createDimension("x", 2)
+        nc.createDimension("n", 2)
+        v = nc.createVariable("v", "S1", ("x", "n"))
+        v[:] = np.array([[b"a", b"b"], [b"\xff", b"\xfe"]])
+        v.setncattr("_Encoding", "utf-8")
+    for attempt in range(2):  # a rerun says the same, never "resume"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (xarray's own warnings about the undecodable source)
+            with pytest.raises(ToolError) as err:
+                convert(src, dst, zarr_format=zarr_format)
+        message = str(err.value)
+        assert "'v'" in message and "UnicodeDecodeError" in message, message
+        assert "resume" not in message, message
+        assert not dst.exists() or not any(dst.iterdir()), sorted(p.name for p in dst.rglob("*"))
