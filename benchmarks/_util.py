@@ -36,3 +36,15 @@ def row(name: str, mbps: float, anchor_name: str | None = None, anchor_mbps: flo
     if anchor_mbps:
         return f"  {name:52} {mbps:9.0f} MB/s   {mbps / anchor_mbps:5.2f}x {anchor_name} ({anchor_mbps:.0f} MB/s)"
     return f"  {name:52} {mbps:9.0f} MB/s"
+
+
+#: source of ``peak_mb()`` for the child processes a benchmark measures: the process's own peak
+#: RSS from /proc (VmHWM; getrusage's ru_maxrss would include the parent's RSS at fork time)
+PEAK = """
+def peak_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""

@@ -18,15 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-# peak RSS from /proc (VmHWM: this process's own high-water mark)
-PEAK = """
-def peak_mb():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-"""
+from _util import PEAK
+
 
 CONVERT = PEAK + """
 import json, sys, time, warnings

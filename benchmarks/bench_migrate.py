@@ -34,6 +34,8 @@ import numcodecs
 import numpy as np
 import zarr
 
+from _util import PEAK
+
 CHUNK = (256, 1024)  # 1 MiB of float32
 STORED_PER_DECODED = 0.42  # what FixedScaleOffset(uint16) + zstd leaves of this field
 
@@ -59,16 +61,6 @@ def build(path: Path, stored_gb: float) -> int:
     return rows * CHUNK[1] * 4
 
 
-# peak RSS from /proc (VmHWM: this process's own high-water mark; getrusage's ru_maxrss would
-# include the RSS of the parent at fork time)
-PEAK = """
-def peak_mb():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-"""
 
 RUN = PEAK + """
 import json, sys, time
