@@ -37,7 +37,7 @@ def _size(path: Path) -> tuple[int, int]:
 def _groups(path: Path) -> list[str | None]:
     """The root (None), then every group of the file by its path."""
     from numcodecs_ext.cf.remote import netcdf_groups
-    from numcodecs_ext.tools.storage import Location
+    from numcodecs_ext.store.storage import Location
 
     return [None, *netcdf_groups(Location.parse(str(path)))]
 

@@ -1,5 +1,5 @@
 """Chunk-wise work on a dask LocalCluster of 1 and 2 worker processes: verify-like and
-rewrite-like jobs through numcodecs_ext.tools.parallel, throughput and peak memory per worker.
+rewrite-like jobs through numcodecs_ext.store.parallel, throughput and peak memory per worker.
 
 * verify: each task decodes a run of chunks from two zfp-encoded stores (our zarr v3 ``zfp``
   serializer) and compares them value for value, as ``--verify full`` does after a copy.
@@ -131,7 +131,7 @@ def _timed(client: Any, fn: Any) -> tuple[float, list[float], float]:
 def _staged(directory: str, name: str, shape: tuple[int, ...]) -> Any:
     import zarr
 
-    from numcodecs_ext.tools.staging import StagedStore
+    from numcodecs_ext.store.staging import StagedStore
     from numcodecs_ext.zarr3.zfp import Zfp
 
     staged = StagedStore(os.path.join(directory, name))
@@ -145,7 +145,7 @@ def measure(mib: int, repeat: int) -> None:
     import distributed
     import zarr
 
-    from numcodecs_ext.tools.parallel import run_chunkwise
+    from numcodecs_ext.store.parallel import run_chunkwise
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with tempfile.TemporaryDirectory() as directory:

@@ -2,8 +2,8 @@
 
 Without a command it runs the demonstration (``demo``). Each tool is a Python function first; its
 module gives the command line (``add_arguments(parser)``) and runs it (``run(args)``), raising
-:class:`~numcodecs_ext.tools.errors.UsageError` or
-:class:`~numcodecs_ext.tools.errors.ToolError`. This module turns those into messages and exit
+:class:`~numcodecs_ext.store.errors.UsageError` or
+:class:`~numcodecs_ext.store.errors.ToolError`. This module turns those into messages and exit
 statuses (0 done, 1 the work failed, 2 the command cannot run as given, 130 interrupted), ends
 quietly when the reader of its output goes away (``numcodecs-ext info | head -n 1``), and never
 prints a traceback (set ``NUMCODECS_EXT_TRACEBACK=1`` to see one for an unexpected error).
@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Sequence
 
 from . import _command
-from .tools.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
+from .store.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
 
 __all__ = ["COMMANDS", "main"]
 
@@ -109,7 +109,7 @@ class _Parser(argparse.ArgumentParser):
     argv: Sequence[str] = ()
 
     def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - argparse's signature
-        from .tools.faults import argument_secrets, redact
+        from .store.faults import argument_secrets, redact
 
         super().error(redact(message, secrets=argument_secrets(self.argv)))
 
@@ -142,7 +142,7 @@ def _report(command: str, message: str) -> None:
 
 
 def _unknown_command(word: str) -> int:
-    from .tools.faults import argument_secrets, redact
+    from .store.faults import argument_secrets, redact
 
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     word = redact(word, secrets=argument_secrets([word]))

@@ -22,7 +22,7 @@ Examples
 >>> Compressor.parse("gzip", shuffle="byte")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-numcodecs_ext.tools.errors.UsageError: --shuffle byte: only blosc shuffles (the zarr spec has no shuffle codec
+numcodecs_ext.store.errors.UsageError: --shuffle byte: only blosc shuffles (the zarr spec has no shuffle codec
 for gzip); use --compressor blosc, or --shuffle none
 """
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.errors import UsageError
+from ..store.errors import UsageError
 
 __all__ = ["COMPRESSORS", "DEFAULT", "SHUFFLES", "Compressor"]
 

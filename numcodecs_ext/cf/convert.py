@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.storage import StorageError, add_storage_options_argument, parse_storage_options
-from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
+from ..store.errors import ToolError, UsageError
+from ..store.storage import StorageError, add_storage_options_argument, parse_storage_options
+from ..store.verifying import VerifyPlan, add_verify_argument, parse_verify
 from .handles import open_source, shared_file
 from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
@@ -176,7 +176,7 @@ def convert(
         A bad argument, a ``src`` that is not a netCDF file, a ``dst`` that exists or overlaps.
     ToolError
         ``src`` cannot be read (truncated, corrupt), or the result does not verify
-        (:class:`~numcodecs_ext.tools.errors.VerificationError`). Nothing that opens is left.
+        (:class:`~numcodecs_ext.store.errors.VerificationError`). Nothing that opens is left.
     """
     _check_arguments(zarr_format, chunks, chunk_bytes)
     checking = parse_verify({True: "full", False: "none"}[verify] if isinstance(verify, bool) else verify)
@@ -186,9 +186,9 @@ def convert(
         import xarray  # noqa: F401
     except ImportError:
         raise UsageError('convert needs xarray and netCDF4: pip install "numcodecs_ext[xarray]"') from None
-    from ..tools.storage import Location
+    from ..store.storage import Location
 
-    from ..tools.staging import refuse_zip_destination
+    from ..store.staging import refuse_zip_destination
 
     refuse_zip_destination(dst)
     loc = Location.parse(dst, storage_options=storage_options)
@@ -265,7 +265,7 @@ def _check_destination(loc: Any, source: Source) -> tuple[bool, str]:
         raise UsageError(f"{loc.display}: cannot be used ({e})") from None
     if not listing.files and not listing.problems:
         return True, ""
-    from ..tools.staging import is_metadata_key
+    from ..store.staging import is_metadata_key
     from .journal import Journal, is_journal_key
 
     if any(is_journal_key(k) for k in listing.files) and Journal(loc).stamp() is not None:

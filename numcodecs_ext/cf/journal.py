@@ -13,7 +13,7 @@ The journal is a prefix of the destination, :data:`PREFIX`, holding
   written by the task that wrote it, after its chunks: ``{"state": "written" | "verified",
   "checked": k, "worst": d}``. A run without its object is written again.
 
-Every object is written whole (:meth:`~numcodecs_ext.tools.storage.Location.write`), so a kill at
+Every object is written whole (:meth:`~numcodecs_ext.store.storage.Location.write`), so a kill at
 any moment leaves a journal that claims no more than the destination holds. Metadata documents
 are written only at the commit, after which the journal is removed: a journal never makes
 anything open.
@@ -21,7 +21,7 @@ anything open.
 Examples
 --------
 >>> import tempfile
->>> from numcodecs_ext.tools.storage import Location
+>>> from numcodecs_ext.store.storage import Location
 >>> j = Journal(Location.parse(tempfile.mkdtemp()))
 >>> j.stamp() is None
 True
@@ -38,7 +38,7 @@ import json
 from typing import Any
 
 from ..tools.leftovers import CONVERT_JOURNAL
-from ..tools.storage import Location, ObjectNotFound
+from ..store.storage import Location, ObjectNotFound
 
 __all__ = ["PREFIX", "Journal", "is_journal_key"]
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import scalar_to_json
-from ..tools.errors import ToolError, UsageError
+from ..store.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
 from .representable import hidden_note, hidden_on_read, packed_dtype, refuse_unrepresentable

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.storage import Location, StorageError
+from ..store.errors import ToolError, UsageError
+from ..store.storage import Location, StorageError
 from .handles import open_source, shared_file
 
 __all__ = ["BLOCKS", "BLOCK_BYTES", "H5NETCDF_OPTIONS", "netcdf_format", "netcdf_groups", "open_netcdf",

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError
+from ..store.errors import ToolError
 
 __all__ = ["METADATA_NAMES", "hidden_note", "hidden_on_read", "name_problem", "packed_dtype", "refuse_ragged",
            "refuse_unrepresentable"]

@@ -30,8 +30,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.storage import Location
+from ..store.errors import ToolError, UsageError
+from ..store.storage import Location
 
 __all__ = ["Source", "check_source", "netcdf3_required_size"]
 

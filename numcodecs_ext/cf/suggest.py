@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.storage import add_storage_options_argument, parse_storage_options
+from ..store.errors import ToolError, UsageError
+from ..store.storage import add_storage_options_argument, parse_storage_options
 from .blocks import SAMPLE_BYTES, chunks_of, propose_chunks, sample
 from .blocks import data_range as _stream_range
 from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, _show, choose_packing
@@ -187,7 +187,7 @@ def open_arrays(src: Any, name: str | None = None, *,
     UsageError when ``src`` does not exist or is neither, when ``name`` is not one of its arrays
     or not a float array, and when it has no float arrays.
     """
-    from ..tools.storage import Location
+    from ..store.storage import Location
     from .remote import netcdf_groups, open_netcdf
 
     loc = Location.parse(src, storage_options=storage_options)
@@ -214,8 +214,8 @@ def open_arrays(src: Any, name: str | None = None, *,
 def _zarr_arrays(loc: Any) -> dict[str, Any]:
     import zarr
 
-    from ..tools.staging import LocationStore
-    from ..tools.storage import StorageError
+    from ..store.staging import LocationStore
+    from ..store.storage import StorageError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -265,12 +265,12 @@ def suggest(src: Any, *, array: str | None = None, tolerance: float | None = Non
     UsageError (a ValueError) for a ``src`` that does not exist or holds no float arrays, an
     unknown ``array``, an invalid ``tolerance`` or ``dtype``, a bucket that does not exist or
     access that is denied. A storage service that stops answering ends the run
-    (:class:`~numcodecs_ext.tools.storage.Unreachable`, a ToolError).
+    (:class:`~numcodecs_ext.store.storage.Unreachable`, a ToolError).
     """
     tolerance = _check_tolerance(tolerance)
     dtype = _check_dtype(dtype)
-    from ..tools.progress import Progress
-    from ..tools.storage import Unreachable
+    from ..store.progress import Progress
+    from ..store.storage import Unreachable
 
     with _quiet_about_the_file(), open_arrays(src, array, storage_options=storage_options) as arrays:
         total = sum(math.prod(a.shape) * np.dtype(a.dtype).itemsize for a in arrays.values())

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import VerificationError
+from ..store.errors import VerificationError
 from .handles import NETCDF_LOCK, open_source
 from .plan import GroupPlan
 

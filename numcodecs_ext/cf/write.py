@@ -14,7 +14,7 @@ The order:
    this very conversion, the runs it marked are skipped.
 3. The small variables xarray writes at once (index coordinates, scalars) are copied in; the
    group's structure (variables, dimensions, types, attributes) is compared with the source.
-4. The runs: each task writes its chunks through a :class:`~numcodecs_ext.tools.staging.StagedStore`
+4. The runs: each task writes its chunks through a :class:`~numcodecs_ext.store.staging.StagedStore`
    holding the stored-type metadata, reads back the chunks the verification plan asks for
    through one holding the final metadata, and marks its run in the journal.
 5. The commit (arrays first, the root last), then the journal is removed.
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError, UsageError, VerificationError
-from ..tools.verifying import VerifyPlan
+from ..store.errors import ToolError, UsageError, VerificationError
+from ..store.verifying import VerifyPlan
 from .journal import Journal, is_journal_key
 from .plan import GroupPlan, VariablePlan, declare_packing
 from .handles import NETCDF_LOCK
@@ -132,7 +132,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     if resume == "complete" and not same:  # someone's complete store: never touched
         raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
     if loc.is_shared:  # the workers will write: an address that cannot work is said before anything is written
-        from ..tools.parallel import check_scheduler_address
+        from ..store.parallel import check_scheduler_address
 
         check_scheduler_address()
     try:
@@ -168,7 +168,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        from ..tools.parallel import fails_again
+        from ..store.parallel import fails_again
 
         # a resume is offered only where one can succeed: not after a verification that failed,
         # nor after values that cannot be decoded (the rerun would read them again)
@@ -186,7 +186,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
 def _store(loc: Any, docs: dict[str, bytes], *, read_only: bool = False) -> Any:
     """A StagedStore over ``loc`` serving ``docs`` whose listings leave the journal out (zarr
     would warn about it as an object it does not recognise)."""
-    from ..tools.staging import StagedStore
+    from ..store.staging import StagedStore
 
     class _Store(StagedStore):
         async def list_dir(self, prefix: str) -> Any:
@@ -210,8 +210,8 @@ def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes
     in dask: index coordinates, scalars), all made in memory."""
     import zarr
 
-    from ..tools.staging import StagedStore, is_metadata_key
-    from ..tools.storage import Location
+    from ..store.staging import StagedStore, is_metadata_key
+    from ..store.storage import Location
 
     memory = Location.parse(f"memory://numcodecs-ext-convert-{uuid.uuid4().hex}")
     try:
@@ -263,8 +263,8 @@ def _check_before_writing(source: Any, engine: str, plans: list[GroupPlan], docs
     cannot read back, or reads back otherwise, is refused here, naming the variable."""
     import xarray as xr
 
-    from ..tools.staging import StagedStore
-    from ..tools.storage import Location
+    from ..store.staging import StagedStore
+    from ..store.storage import Location
 
     memory = Location.parse(f"memory://numcodecs-ext-precheck-{uuid.uuid4().hex}")
     left = (f"; nothing was written ({loc.display} holds an earlier attempt: remove it)" if resume
@@ -295,7 +295,7 @@ def _culprit(xr: Any, store: Any, plan: GroupPlan) -> str | None:
     that variable's metadata (xarray opens every array of a group, whichever it is asked for)."""
     import warnings
 
-    from ..tools.staging import StagedStore
+    from ..store.staging import StagedStore
 
     prefix = "" if plan.group is None else plan.group + "/"
     names = list(plan.variables)
@@ -413,9 +413,9 @@ def _check_here(job: _Job, plans: list[GroupPlan], eager: dict[tuple[str | None,
 
 def _run_all(job: _Job, runs: list[_Run], loc: Any, differences: dict[str, float], outcome: Outcome,
              progress: bool) -> None:
-    """The runs as tasks (:func:`~numcodecs_ext.tools.parallel.run_chunkwise`): on the user's
+    """The runs as tasks (:func:`~numcodecs_ext.store.parallel.run_chunkwise`): on the user's
     dask scheduler where the destination is one the workers reach, else here."""
-    from ..tools.parallel import run_chunkwise
+    from ..store.parallel import run_chunkwise
 
     if not runs:
         return

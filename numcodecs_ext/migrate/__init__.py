@@ -2,7 +2,7 @@
 ``cast_value``, zarr v2 stores migrated to v3, v3 stores normalized.
 
 A tool layer: it sits above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`, and
-works on whole stores, through :class:`numcodecs_ext.tools.storage.Location`.
+works on whole stores, through :class:`numcodecs_ext.store.storage.Location`.
 """
 
 from .filters import NotExpressible, filter_codecs

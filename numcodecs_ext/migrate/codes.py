@@ -375,7 +375,7 @@ def scan_codes(view: Any, present: Iterable[str] | dict[str, int], *, asked: Ite
 def parse_code_option(values: Iterable[str] | None, option: str) -> dict[str | None, int | str]:
     """``--nan-code`` / ``--fill-code`` values (``auto``, ``N``, ``ARRAY=auto``, ``ARRAY=N``) as
     {array path or None for every array: code or "auto"}; UsageError for anything else."""
-    from ..tools.errors import UsageError
+    from ..store.errors import UsageError
 
     out: dict[str | None, int | str] = {}
     for value in values or []:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.progress import Progress
-from ..tools.staging import commit_order
-from ..tools.storage import Location
+from ..store.errors import ToolError, UsageError
+from ..store.progress import Progress
+from ..store.staging import commit_order
+from ..store.storage import Location
 from .plan import ArrayPlan, StoreIndex, index_store, key_in, read_json, same_json, v2_reading
 from .prove import MigrationReport, _doc, open_source, source_view
 from .runs import View
@@ -140,7 +140,7 @@ def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool
                          "first (it resumes), then --finish")
     prove_metadata(location, index, nodes)
     # proven every time, every chunk: the v2 metadata is the only way back
-    from ..tools.verifying import parse_verify
+    from ..store.verifying import parse_verify
     from .tasks import Pair, Runner, compare_arrays
 
     pairs, total = [], 0

@@ -14,7 +14,7 @@ and neither where the source's filesystem gives no stamps. Metadata is written o
 is verified, and the journal is removed last: a store with metadata and no journal is complete.
 
 On an object store (S3, GCS, Azure) there is no rename: every save is one atomic whole-object
-PUT (:meth:`~numcodecs_ext.tools.storage.Location.write`), so a reader finds the previous journal
+PUT (:meth:`~numcodecs_ext.store.storage.Location.write`), so a reader finds the previous journal
 or the new one, never half of one; its listing gives the chunks' sizes, and the source's
 objects are stamped by their ETags or generations.
 
@@ -66,7 +66,7 @@ def source_stamps(location: Any, keys: Iterable[str]) -> str | None:
     not grow with the number of keys on a local disk.
 
     >>> import tempfile
-    >>> from numcodecs_ext.tools.storage import Location
+    >>> from numcodecs_ext.store.storage import Location
     >>> loc = Location.parse(tempfile.mkdtemp())
     >>> loc.write("0", b"abc")
     >>> before = source_stamps(loc, ["0"])

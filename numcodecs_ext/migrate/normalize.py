@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.progress import Progress
-from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
-from ..tools.verifying import add_verify_argument, parse_verify
+from ..store.errors import ToolError, UsageError
+from ..store.progress import Progress
+from ..store.storage import Location, add_storage_options_argument, parse_storage_options
+from ..store.verifying import add_verify_argument, parse_verify
 from .filters import MATCHES, NotExpressible, filter_codecs
 from .plan import ArrayPlan, index_store
 from .prove import apply_codes

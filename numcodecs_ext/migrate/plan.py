@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.storage import Location
+from ..store.errors import ToolError, UsageError
+from ..store.storage import Location
 from .filters import NotExpressible, adapter_codec, filter_codecs, works_on_bytes
 from .text import counted
 from .journal import JOURNAL

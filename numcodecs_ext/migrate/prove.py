@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError, UsageError
-from ..tools.progress import Progress
-from ..tools.storage import Location
+from ..store.errors import ToolError, UsageError
+from ..store.progress import Progress
+from ..store.storage import Location
 from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
                     existing_code, mapped_codes, scan_codes, with_code)
 from .filters import NotExpressible
@@ -375,7 +375,7 @@ def prove_on_source(location: Location, report: MigrationReport, *, progress: bo
     threads here), and mark those that read differently as needing a rewrite
     (``plan.rewrite``); ``verify`` (a VerifyPlan; default every chunk) may sample.
     ``need_writes``: say now if such an array cannot be written through its new metadata either."""
-    from ..tools.verifying import parse_verify
+    from ..store.verifying import parse_verify
     from .tasks import Pair, Runner, chosen_for, compare_arrays
 
     check = parse_verify(verify)

@@ -6,9 +6,9 @@ chunks of one run in parallel, and memory stays bounded by a run whatever the ar
 numbered in C order; the same array shape, chunk shape and item size always give the same runs, so a
 run's number can be recorded and resumed.
 
-A :class:`View` says how to open an array: where (a :class:`~numcodecs_ext.tools.storage.Location`),
+A :class:`View` says how to open an array: where (a :class:`~numcodecs_ext.store.storage.Location`),
 which node, which zarr format, and metadata documents that stand in for the stored ones
-(through :class:`~numcodecs_ext.tools.staging.StagedStore`: the candidate metadata of a
+(through :class:`~numcodecs_ext.store.staging.StagedStore`: the candidate metadata of a
 migration is read over the real chunks without being written). A View is plain data, so the
 work on each run can be handed to another process as it is.
 
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.storage import Location
+from ..store.storage import Location
 from .text import error, number, region
 
 __all__ = ["BLOCK_BYTES", "MAX_CHUNKS", "View", "chunk_coords", "compare_run", "differences", "quiet", "runs",
@@ -62,7 +62,7 @@ def block_bytes() -> int:
         try:
             return max(1, int(value))
         except ValueError:
-            from ..tools.errors import UsageError
+            from ..store.errors import UsageError
 
             raise UsageError(f"NUMCODECS_EXT_RUN_BYTES={value!r}: give a number of bytes, such as "
                              f"{BLOCK_BYTES}") from None
@@ -92,7 +92,7 @@ class View:
 
     def store(self) -> Any:
         """The zarr store to open it from."""
-        from ..tools.staging import LocationStore, StagedStore
+        from ..store.staging import LocationStore, StagedStore
 
         if not self.staged and not self.writable:
             # the tools' errors (a service gone, access denied ...), never the library's own
@@ -242,7 +242,7 @@ def compare_run(source: Any, target: Any, sel: tuple[slice, ...], *, name: str,
     "at [region] (the first chunk that differs): how". ``values`` are the source's values there
     if already read. A source that cannot be read is an error (raised: the store is broken); a
     target that cannot be read is a difference."""
-    from ..tools.errors import ToolError
+    from ..store.errors import ToolError
 
     with quiet():
         if values is None:

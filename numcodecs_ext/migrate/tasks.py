@@ -7,8 +7,8 @@ chunk objects whenever it runs again, so a task whose worker died is simply run 
 No task writes metadata: the driver writes it, last, once every run is verified.
 
 :class:`Runner` finds the scheduler once per command (a ``distributed.Client`` in the process,
-dask's configuration, ``DASK_SCHEDULER_ADDRESS``: :func:`~numcodecs_ext.tools.parallel.find_scheduler`;
-else threads here) and hands the tasks to :func:`~numcodecs_ext.tools.parallel.run_chunkwise`
+dask's configuration, ``DASK_SCHEDULER_ADDRESS``: :func:`~numcodecs_ext.store.parallel.find_scheduler`;
+else threads here) and hands the tasks to :func:`~numcodecs_ext.store.parallel.run_chunkwise`
 in batches, so that the driver records each batch (the migration journal, progress) as it ends,
 and memory stays a few runs per worker and a batch of small results in the driver.
 
@@ -18,7 +18,7 @@ and each run compares only the chosen chunks in it.
 
 Examples
 --------
->>> from numcodecs_ext.tools.verifying import VerifyPlan, parse_verify
+>>> from numcodecs_ext.store.verifying import VerifyPlan, parse_verify
 >>> plan = VerifyPlan("sample", 2, seed=7)
 >>> picked = sampled_chunks(plan, "t", [3, 4], [1, 2], ["t/0.0", "t/1.1", "t/2.0", "t/2.1"], ".", "t/")
 >>> len(picked), set(picked) <= {(0, 0), (1, 1), (2, 0), (2, 1)}, picked == sorted(picked)
@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.errors import ToolError
-from ..tools.staging import shared_reads
-from ..tools.storage import Location
-from ..tools.verifying import VerifyPlan
+from ..store.errors import ToolError
+from ..store.staging import shared_reads
+from ..store.storage import Location
+from ..store.verifying import VerifyPlan
 from .runs import View, chunk_coords, compare_run, quiet, run_shape, runs, values_in
 from .text import error, region
 
@@ -71,7 +71,7 @@ class Runner:
         self.where: Any = None
 
     def __enter__(self) -> Runner:
-        from ..tools.parallel import Scheduler, find_scheduler
+        from ..store.parallel import Scheduler, find_scheduler
 
         if self.shared:
             self.where = self._stack.enter_context(find_scheduler())
@@ -97,7 +97,7 @@ class Runner:
             describe: Callable[[Any], str] = str) -> list[Any]:
         """``[func(t) for t in tasks]`` on the scheduler (no bar of its own: the caller's bar
         advances as batches end)."""
-        from ..tools.parallel import run_chunkwise
+        from ..store.parallel import run_chunkwise
 
         if self.where.distributed:
             return run_chunkwise(func, tasks, label=label, nbytes=nbytes, nchunks=nchunks, progress=False,
@@ -396,7 +396,7 @@ class WriteResult:
 
 def write_run(task: WriteRun) -> WriteResult:
     """Write and verify one run (idempotent: it writes the same objects whenever it runs)."""
-    from ..tools.errors import VerificationError
+    from ..store.errors import VerificationError
 
     result = WriteResult(task.number)
     source = open_view(task.source, task.token)

@@ -32,9 +32,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..tools.errors import UsageError
-from ..tools.storage import Location, add_storage_options_argument, parse_storage_options
-from ..tools.verifying import VerifyPlan, add_verify_argument, parse_verify
+from ..store.errors import UsageError
+from ..store.storage import Location, add_storage_options_argument, parse_storage_options
+from ..store.verifying import VerifyPlan, add_verify_argument, parse_verify
 from .codes import parse_code_option
 from .filters import MATCHES
 from .inplace import finish_in_place, migrate_in_place
@@ -128,7 +128,7 @@ def migrate(src: Any, dst: Any = None, *, in_place: bool = False, finish: bool =
     nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
     source = Location.parse(src, storage_options=storage_options)
     if dst is not None:
-        from ..tools.staging import refuse_zip_destination
+        from ..store.staging import refuse_zip_destination
 
         refuse_zip_destination(dst)
     target = Location.parse(dst, storage_options=storage_options) if dst is not None else None
@@ -217,7 +217,7 @@ def verify(src: Any, dst: Any, report: MigrationReport | None = None, *, progres
            verify: Any = "full") -> MigrationReport:
     """Read every array of the v2 store ``src`` and the v3 store ``dst`` a run at a time (as
     tasks on the user's dask scheduler, if one is configured) and raise
-    :class:`~numcodecs_ext.tools.errors.VerificationError` at the first difference (values
+    :class:`~numcodecs_ext.store.errors.VerificationError` at the first difference (values
     compared bit for bit in their own type, NaN payloads included). ``verify="sample:N"`` reads
     N chunks per array chosen at random (``report.verification()`` says how many of how many).
     Returns the report."""

@@ -3,7 +3,7 @@
 For each array, run by run (:mod:`.runs`): the chunk files are copied byte for byte (or, where
 they cannot be kept, the values are decoded from the source and written through the new
 metadata with zarr), then the run is read back from the destination under its new metadata,
-staged in memory (:class:`~numcodecs_ext.tools.staging.StagedStore`), and compared bit for bit
+staged in memory (:class:`~numcodecs_ext.store.staging.StagedStore`), and compared bit for bit
 with the source. An array whose copied chunks read differently is rewritten instead. Only when
 every run of every array is verified are the ``zarr.json`` documents written, arrays first,
 groups from the deepest up, the root last. A journal (:mod:`.journal`) records the verified
@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ..tools.errors import ToolError, UsageError, VerificationError
-from ..tools.progress import Progress
-from ..tools.staging import StagedStore, commit_order, is_metadata_key
-from ..tools.storage import Location
-from ..tools.verifying import VerifyPlan, parse_verify
+from ..store.errors import ToolError, UsageError, VerificationError
+from ..store.progress import Progress
+from ..store.staging import StagedStore, commit_order, is_metadata_key
+from ..store.storage import Location
+from ..store.verifying import VerifyPlan, parse_verify
 from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
 from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, open_source, source_view, write_refused

@@ -1,4 +1,5 @@
-"""Tools that work on whole zarr stores: ``numcodecs-ext inspect``.
+"""The tools that report on stores, above ``cf`` and ``migrate``: ``inspect`` (what a store holds,
+codecs in words, who reads them, what an interrupted run left), ``info`` and the ``demo``.
 
-A tool layer above :mod:`numcodecs_ext.codecs` and :mod:`numcodecs_ext.zarr3`.
+Each is a Python function first; :mod:`numcodecs_ext.cli` gives them their command lines.
 """

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UsageError
-from .faults import redact
-from .progress import Progress
+from ..store.errors import UsageError
+from ..store.faults import redact
+from ..store.progress import Progress
 
 __all__ = ["LEGEND", "Pipeline", "add_arguments", "pipelines", "plot_tradeoff", "run", "run_demo",
            "sample_field"]

@@ -32,9 +32,9 @@ from typing import Any
 
 from .arrays import MetadataError, array_entry, short, views_disagree
 from .describe import number_text
-from .errors import ToolError, UsageError
+from ..store.errors import ToolError, UsageError
 from .leftovers import describe, is_journal_key
-from .storage import (
+from ..store.storage import (
     Listing,
     Location,
     StorageError,
@@ -129,7 +129,7 @@ def _read_all(loc: Location, keys: list[str]) -> dict[str, bytes | BaseException
     """Every metadata document, in batches of concurrent requests on object stores (one after
     another on a local disk); a document that cannot be read maps to its error. A service that
     stops answering ends the run (Unreachable), rather than being reported per document."""
-    from .storage import Unreachable
+    from ..store.storage import Unreachable
 
     out: dict[str, bytes | BaseException] = {}
     for start in range(0, len(keys), _BATCH):
@@ -199,7 +199,7 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
         A local directory or ``.zip`` file, an fsspec URL (``s3://``, ``gs://``, ``az://``,
         ``memory://``, ``zip://::file.zip`` ...), any zarr store object (``LocalStore``,
         ``FsspecStore``, ``MemoryStore``, ``ObjectStore`` ...), or a
-        :class:`~numcodecs_ext.tools.storage.Location`.
+        :class:`~numcodecs_ext.store.storage.Location`.
     storage_options
         Passed to fsspec for URLs (credentials, endpoint ...); otherwise credentials come from
         the standard configuration (``AWS_*`` variables, fsspec's configuration).
@@ -223,11 +223,11 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
         ``store`` does not exist, is a file that is not a zip archive, is a directory without
         zarr metadata or the journal of an interrupted write, or is a URL of an unknown scheme or
         one whose package is missing; its bucket does not exist or access is denied
-        (:class:`~numcodecs_ext.tools.storage.StoreNotFound`,
-        :class:`~numcodecs_ext.tools.storage.AccessDenied`).
+        (:class:`~numcodecs_ext.store.storage.StoreNotFound`,
+        :class:`~numcodecs_ext.store.storage.AccessDenied`).
     ToolError
         The store cannot be listed (permissions, network:
-        :class:`~numcodecs_ext.tools.storage.StorageError`).
+        :class:`~numcodecs_ext.store.storage.StorageError`).
 
     Examples
     --------
@@ -240,7 +240,7 @@ def inspect_store(store: Any, *, storage_options: Mapping[str, Any] | None = Non
     >>> inspect_store(path + "/nothing")
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: .../s.zarr/nothing: does not exist
+    numcodecs_ext.store.errors.UsageError: .../s.zarr/nothing: does not exist
     """
     loc, listing = _open(store, storage_options)
     listing = listing or _listing(loc)

@@ -1,6 +1,6 @@
 """What an interrupted ``convert`` or ``migrate`` leaves in its destination, told as inspect tells it.
 
-Both write chunks first and metadata last (:mod:`numcodecs_ext.tools.staging`), beside a journal
+Both write chunks first and metadata last (:mod:`numcodecs_ext.store.staging`), beside a journal
 (:mod:`numcodecs_ext.cf.journal`, :mod:`numcodecs_ext.migrate.journal`): until the end nothing
 there opens, and running the same command again resumes. The journals' names live here, below
 both tools, so that :mod:`numcodecs_ext.tools.inspect` recognises them without importing either.

@@ -18,7 +18,7 @@ from tests.helpers.cf_files import write_variable
 from numcodecs_ext.cf import zarr_encoding
 from numcodecs_ext.cf.convert import convert
 from numcodecs_ext.cli import main
-from numcodecs_ext.tools.errors import ToolError, UsageError
+from numcodecs_ext.store.errors import ToolError, UsageError
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("netCDF4")
@@ -496,7 +496,7 @@ def test_a_conversion_that_fails_verification_leaves_nothing_that_opens(tmp_path
     """A fault injected into our own code (a packing declared with a wrong offset): verification
     catches it, no metadata is written, the chunks are removed, the message says what is left."""
     from numcodecs_ext.cf import plan as plan_module
-    from numcodecs_ext.tools.errors import VerificationError
+    from numcodecs_ext.store.errors import VerificationError
 
     src, dst = tmp_path / "v.nc", tmp_path / "v.zarr"
     q = np.arange(-500, 500, dtype="int16").reshape(10, 100)

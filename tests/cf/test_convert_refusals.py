@@ -18,7 +18,7 @@ zarr = pytest.importorskip("zarr")
 
 from numcodecs_ext.cf import convert  # noqa: E402
 from numcodecs_ext.cf.journal import PREFIX  # noqa: E402
-from numcodecs_ext.tools.errors import ToolError  # noqa: E402
+from numcodecs_ext.store.errors import ToolError  # noqa: E402
 
 
 def _nc(path, fmt: str = "NETCDF4"):

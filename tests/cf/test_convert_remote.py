@@ -19,7 +19,7 @@ from tests.helpers.cluster_tasks import kill_worker_when
 from tests.tools.test_tools_s3 import FEW_ATTEMPTS, assert_clean, cli
 
 from numcodecs_ext.cf import convert
-from numcodecs_ext.tools.storage import StoreNotFound
+from numcodecs_ext.store.storage import StoreNotFound
 
 
 def _packed(path: Path, rows: int = 96) -> xr.Dataset:
@@ -182,7 +182,7 @@ def test_a_worker_killed_mid_run(tmp_path):
     nothing that opens."""
     import distributed
 
-    from numcodecs_ext.tools.errors import ToolError
+    from numcodecs_ext.store.errors import ToolError
 
     want = _packed(tmp_path / "t.nc", rows=240)
     out = tmp_path / "t.zarr"

@@ -24,7 +24,7 @@ from tests.helpers.convert_driver import write_driver
 
 from numcodecs_ext.cf import convert
 from numcodecs_ext.cli import main
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 xr = pytest.importorskip("xarray")
 netCDF4 = pytest.importorskip("netCDF4")
@@ -148,7 +148,7 @@ def test_a_sample_catches_a_wrong_chunk_it_reads(tmp_path, monkeypatch):
     from dataclasses import replace
 
     from numcodecs_ext.cf import write as write_module
-    from numcodecs_ext.tools.errors import VerificationError
+    from numcodecs_ext.store.errors import VerificationError
 
     src = tmp_path / "s.nc"
     _source(src)

@@ -14,7 +14,7 @@ netCDF4 = pytest.importorskip("netCDF4")
 pytest.importorskip("zarr")
 
 from numcodecs_ext.cf import convert  # noqa: E402
-from numcodecs_ext.tools.errors import ToolError  # noqa: E402
+from numcodecs_ext.store.errors import ToolError  # noqa: E402
 
 
 def _encoding_on(path, kind: str) -> None:

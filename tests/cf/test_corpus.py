@@ -311,7 +311,7 @@ def test_convert(entry, tmp_path):
     dst = tmp_path / "out.zarr"
     refused = entry.get("refused")
     if refused:
-        from numcodecs_ext.tools.errors import ToolError
+        from numcodecs_ext.store.errors import ToolError
 
         with pytest.raises((ValueError, ToolError), match=refused):
             _convert_function()(src, dst)

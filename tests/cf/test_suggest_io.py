@@ -236,7 +236,7 @@ def test_hostile_inputs_end_with_a_message_and_a_status(tmp_path: Path, capsys) 
 
 
 def test_library_function_refuses_bad_arguments_as_value_errors(tmp_path: Path) -> None:
-    from numcodecs_ext.tools.errors import UsageError
+    from numcodecs_ext.store.errors import UsageError
 
     _hostile_store(tmp_path)
     for kwargs in [{"tolerance": 0}, {"tolerance": float("nan")}, {"tolerance": "0.1"}, {"dtype": "int64"},

@@ -11,7 +11,7 @@ import pytest
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.tools.demo import run_demo, sample_field
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 
 def test_demo_verifies_every_pipeline(tmp_path, capsys) -> None:

@@ -39,7 +39,7 @@ elif mode == "chunks":
 
     zarr.storage.LocalStore.set = set
 elif mode == "commit":
-    from numcodecs_ext.tools import storage
+    from numcodecs_ext.store import storage
     original = storage.Location.write
 
     def write_(self, key, data):

@@ -13,7 +13,7 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import NotExpressible, migrate, verify
-from numcodecs_ext.tools.errors import ToolError, VerificationError
+from numcodecs_ext.store.errors import ToolError, VerificationError
 
 from tests.helpers.migrate_helpers import hashes, opens_as_v3
 

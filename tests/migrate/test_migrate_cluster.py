@@ -17,7 +17,7 @@ from tests.helpers.cluster_tasks import kill_worker_when
 from tests.helpers.migrate_helpers import check_complete_or_absent, fso
 
 from numcodecs_ext.migrate import migrate, verify
-from numcodecs_ext.tools.errors import ToolError
+from numcodecs_ext.store.errors import ToolError
 
 distributed = pytest.importorskip("distributed")
 

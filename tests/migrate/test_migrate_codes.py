@@ -14,7 +14,7 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import NotExpressible, migrate
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import fso, hashes, quiet, same
 

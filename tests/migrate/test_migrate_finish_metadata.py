@@ -16,7 +16,7 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, hashes, quiet
 

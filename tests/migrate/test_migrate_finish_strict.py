@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, hashes, quiet
 

@@ -18,7 +18,7 @@ from tests.helpers.migrate_helpers import build_v2
 from tests.tools.test_tools_s3 import FEW_ATTEMPTS, assert_clean, cli
 
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.storage import StoreNotFound
+from numcodecs_ext.store.storage import StoreNotFound
 
 
 def _store(path, chunks: int) -> None:
@@ -180,7 +180,7 @@ def test_a_chunk_vanishes_mid_run(s3, tmp_path):
 
     planning.index_store = listed_then_gone
     try:
-        from numcodecs_ext.tools.errors import ToolError
+        from numcodecs_ext.store.errors import ToolError
 
         with pytest.raises(ToolError, match=r"src.zarr/t/7: no such object"):
             migrate(s3.url("src.zarr"), s3.url("dst.zarr"))
@@ -235,7 +235,7 @@ def test_verify_between_two_services_reads_each(s3, tmp_path):
     from tests.helpers.s3server import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, S3Bucket
 
     from numcodecs_ext.migrate import verify
-    from numcodecs_ext.tools.errors import VerificationError
+    from numcodecs_ext.store.errors import VerificationError
 
     def store(endpoint: str):
         return zarr.storage.ObjectStore(obstore.S3Store(

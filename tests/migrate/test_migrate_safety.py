@@ -14,8 +14,8 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.errors import ToolError, UsageError
-from numcodecs_ext.tools.storage import Location
+from numcodecs_ext.store.errors import ToolError, UsageError
+from numcodecs_ext.store.storage import Location
 
 from tests.helpers.migrate_helpers import (build_v2, check_complete_or_absent, chunk_files, hashes, opens_as_v3,
                              quiet, same)

@@ -15,7 +15,7 @@ from tests.helpers.migrate_helpers import build_v2, check_complete_or_absent, fs
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import migrate, normalize, verify
-from numcodecs_ext.tools.errors import UsageError, VerificationError
+from numcodecs_ext.store.errors import UsageError, VerificationError
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_sample_verify_reads_only_the_chosen_chunks(v2, tmp_path):
         verify(src, dst)
     with pytest.raises(VerificationError, match="array t"):
         verify(src, dst, verify="sample:12")
-    from numcodecs_ext.tools.verifying import VerifyPlan
+    from numcodecs_ext.store.verifying import VerifyPlan
 
     missed = 0
     for seed in range(40):

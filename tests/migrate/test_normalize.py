@@ -11,7 +11,7 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import normalize
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import chunk_files, hashes, quiet, same
 
@@ -228,7 +228,7 @@ def test_an_interrupted_normalize_brings_the_consolidated_metadata_up_to_date(tm
     """Arrays are written first, the groups' consolidated metadata after them: a run stopped
     between the two left consolidated metadata naming the old codecs, and running it again
     found nothing to do, so xarray and open_consolidated kept reading the old codecs."""
-    from numcodecs_ext.tools.storage import Location
+    from numcodecs_ext.store.storage import Location
 
     root = tmp_path / "c.zarr"
     want = _consolidated_store(root)

@@ -14,7 +14,7 @@ import zarr
 from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath
 
 from numcodecs_ext.migrate import migrate, normalize
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.cf_files import write_variable
 from tests.helpers.migrate_helpers import build_v2, hashes, quiet

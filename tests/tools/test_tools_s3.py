@@ -22,7 +22,7 @@ from tests.helpers.s3server import ACCESS_KEY, SECRET_KEY
 
 from numcodecs_ext.cf.suggest import suggest
 from numcodecs_ext.tools.inspect import inspect_store
-from numcodecs_ext.tools.storage import AccessDenied, StoreNotFound
+from numcodecs_ext.store.storage import AccessDenied, StoreNotFound
 
 #: the standard variable that bounds botocore's attempts (the default, 5 with back-off, makes a
 #: stopped server take ~40 s per command; users set it the same way)
@@ -264,8 +264,8 @@ def test_storage_options_of_the_wrong_type_are_usage_errors(s3, options, names):
 
 
 def test_storage_options_of_the_wrong_type_from_python(s3):
-    from numcodecs_ext.tools.errors import UsageError
-    from numcodecs_ext.tools.storage import Location
+    from numcodecs_ext.store.errors import UsageError
+    from numcodecs_ext.store.storage import Location
 
     with pytest.raises(UsageError, match=r'storage_options: "client_kwargs" must be a JSON object or null, '
                                          "not a string"):

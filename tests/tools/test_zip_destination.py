@@ -15,7 +15,7 @@ import zarr
 
 from numcodecs_ext.cf import convert
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 NC = Path(__file__).resolve().parents[2] / "fixtures" / "netcdf" / "euro_air_temp.nc"
 

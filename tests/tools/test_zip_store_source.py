@@ -14,7 +14,7 @@ import zarr
 from zarr.storage import ZipStore
 
 from numcodecs_ext.migrate import migrate
-from numcodecs_ext.tools.errors import UsageError
+from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, quiet
 

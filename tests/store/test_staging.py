@@ -15,8 +15,8 @@ import xarray as xr
 import zarr
 from tests.helpers.s3server import ACCESS_KEY, SECRET_KEY
 
-from numcodecs_ext.tools.staging import METADATA_NAMES, LocationStore, StagedStore, commit_order
-from numcodecs_ext.tools.storage import Location
+from numcodecs_ext.store.staging import METADATA_NAMES, LocationStore, StagedStore, commit_order
+from numcodecs_ext.store.storage import Location
 
 
 @pytest.fixture(params=["local", "s3", "zarr-memory"])
@@ -118,7 +118,7 @@ def test_pickles_with_its_storage_options(s3, monkeypatch):
 def test_faults_inside_zarr_are_said_with_the_location(s3):
     """A store error raised while zarr reads through the location's store names the object by
     its display form (here a bucket that does not exist)."""
-    from numcodecs_ext.tools.storage import StoreNotFound
+    from numcodecs_ext.store.storage import StoreNotFound
 
     loc = Location.parse(f"s3://no-{s3.name}/x.zarr")
     with pytest.raises(StoreNotFound, match=rf"^s3://no-{s3.name}/x.zarr/c/0: the bucket"):

@@ -1,4 +1,4 @@
-"""The storage systems a :class:`~numcodecs_ext.tools.storage.Location` can stand on.
+"""The storage systems a :class:`~numcodecs_ext.store.storage.Location` can stand on.
 
 A Location is a root and a display name over one backend; the backend does the I/O, on paths
 it forms itself from the root and a key:
@@ -8,11 +8,11 @@ it forms itself from the root and a key:
 * :class:`FsspecBackend`: any fsspec filesystem (``s3://``, ``gs://``, ``az://``,
   ``memory://``, ``zip://``, ``https://`` ...): one request per object written, server-side
   copies where the filesystem offers them, concurrent reads of many objects.
-* ``ZarrStoreBackend`` (in :mod:`numcodecs_ext.tools.zarrstores`): any zarr store object
+* ``ZarrStoreBackend`` (in :mod:`numcodecs_ext.store.zarrstores`): any zarr store object
   (``MemoryStore``, ``ZipStore``, ``ObjectStore`` ...) through zarr's public Store API.
 
 Backends raise what their library raises; the Location turns that into the tools' errors
-(:func:`numcodecs_ext.tools.faults.fault`), naming the location by its display form.
+(:func:`numcodecs_ext.store.faults.fault`), naming the location by its display form.
 """
 
 from __future__ import annotations

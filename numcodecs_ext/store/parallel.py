@@ -15,12 +15,12 @@ maps a function over them
 Whatever the number of runs, only a bounded number of tasks is in flight (twice the threads
 of the cluster by default), so memory per worker stays a few runs' worth on a store of any size,
 and results are gathered as they arrive. Progress (chunks and bytes done across the cluster) is
-the tools' one bar (:mod:`numcodecs_ext.tools.progress`).
+the tools' one bar (:mod:`numcodecs_ext.store.progress`).
 
 Tasks must be idempotent: dask runs a task again when the worker running it dies (a chunk
 written twice is the same chunk). A task that raises, or that kills its worker every time
 (dask gives up after ``distributed.scheduler.allowed-failures`` deaths), ends the run with a
-:class:`~numcodecs_ext.tools.errors.ToolError` naming the run; the tasks still waiting are
+:class:`~numcodecs_ext.store.errors.ToolError` naming the run; the tasks still waiting are
 cancelled.
 
 Examples

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import zarr
 
-from numcodecs_ext.tools.errors import ToolError, UsageError
-from numcodecs_ext.tools.staging import StagedStore
-from numcodecs_ext.tools.storage import Location, ObjectNotFound, StorageError
+from numcodecs_ext.store.errors import ToolError, UsageError
+from numcodecs_ext.store.staging import StagedStore
+from numcodecs_ext.store.storage import Location, ObjectNotFound, StorageError
 
 KINDS = ["local", "memory-url", "s3", "zarr-memory", "obstore-s3"]
 

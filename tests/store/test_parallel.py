@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import zarr
 
-from numcodecs_ext.tools.errors import ToolError
-from numcodecs_ext.tools.parallel import find_scheduler, run_chunkwise
-from numcodecs_ext.tools.staging import StagedStore
-from numcodecs_ext.tools.storage import Location, ObjectNotFound
+from numcodecs_ext.store.errors import ToolError
+from numcodecs_ext.store.parallel import find_scheduler, run_chunkwise
+from numcodecs_ext.store.staging import StagedStore
+from numcodecs_ext.store.storage import Location, ObjectNotFound
 from tests.helpers import ROOT
 
 
@@ -82,7 +82,7 @@ def test_here_bounded_in_flight():
 
 
 def test_unknown_dask_scheduler_refused():
-    from numcodecs_ext.tools.errors import UsageError
+    from numcodecs_ext.store.errors import UsageError
 
     with pytest.raises(UsageError, match="dask scheduler 'nosuch'"):
         run_chunkwise(abs, [1], scheduler="nosuch", progress=False)
@@ -150,7 +150,7 @@ def test_scheduler_address_for_the_command_line(cluster2):
     on the cluster's workers."""
     code = ("import cloudpickle\nfrom tests.helpers import cluster_tasks\n"
             "cloudpickle.register_pickle_by_value(cluster_tasks)\n"
-            "from numcodecs_ext.tools.parallel import run_chunkwise, find_scheduler\n"
+            "from numcodecs_ext.store.parallel import run_chunkwise, find_scheduler\n"
             "with find_scheduler() as w: print(w.describe())\n"
             "print(sorted({pid for pid, _ in run_chunkwise(cluster_tasks.where, range(6), progress=False)}))\n")
     env = {**os.environ, "DASK_SCHEDULER_ADDRESS": cluster2.scheduler_address,
@@ -263,7 +263,7 @@ def test_a_scheduler_address_that_cannot_work_is_a_usage_error(tmp_path, address
 
 
 def test_find_scheduler_refuses_a_malformed_address():
-    from numcodecs_ext.tools.errors import UsageError
+    from numcodecs_ext.store.errors import UsageError
 
     with dask.config.set({"scheduler-address": "tcp://u:pw5ecret@host"}), \
             pytest.raises(UsageError, match=r"tcp://host.*credentials") as e:

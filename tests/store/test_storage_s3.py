@@ -24,9 +24,9 @@ from tests.helpers.s3server import (
     free_port,
 )
 
-from numcodecs_ext.tools.errors import ToolError, UsageError
-from numcodecs_ext.tools.staging import LocationStore, StagedStore
-from numcodecs_ext.tools.storage import (
+from numcodecs_ext.store.errors import ToolError, UsageError
+from numcodecs_ext.store.staging import LocationStore, StagedStore
+from numcodecs_ext.store.storage import (
     AccessDenied,
     Location,
     ObjectNotFound,
@@ -110,7 +110,7 @@ def test_untouched_objects_keep_their_etags(s3):
 def test_requests_of_a_subprocess_are_counted(s3):
     """A CLI run in a subprocess reaches the server through the proxy (AWS_ENDPOINT_URL in its
     environment), so its requests are counted too."""
-    code = ("from numcodecs_ext.tools.storage import Location; "
+    code = ("from numcodecs_ext.store.storage import Location; "
             f"loc = Location.parse('{s3.url('cli')}'); loc.write('a', b'1'); loc.read('a'); loc.walk()")
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ), timeout=120)
     assert s3.counts() == {"PUT": 1, "GET": 1, "LIST": 1}

@@ -25,7 +25,7 @@ Examples
 >>> raise UsageError("--chunk-mib 0: give a size above 0")
 Traceback (most recent call last):
 ...
-numcodecs_ext.tools.errors.UsageError: --chunk-mib 0: give a size above 0
+numcodecs_ext.store.errors.UsageError: --chunk-mib 0: give a size above 0
 >>> issubclass(UsageError, ValueError), issubclass(VerificationError, ToolError)
 (True, True)
 """

@@ -18,7 +18,7 @@ through a Location, so that what it promises holds wherever the data lives:
   endpoints never overlap), so that a tool can refuse to write into its own source.
 
 The backends (local disk, any fsspec filesystem, any zarr store object) are in
-:mod:`numcodecs_ext.tools.backends`.
+:mod:`numcodecs_ext.store.backends`.
 
 Credentials come from the usual places (the ``AWS_*`` variables including
 ``AWS_ENDPOINT_URL``, which botocore reads for s3fs; fsspec's configuration) or
@@ -124,11 +124,11 @@ def parse_storage_options(text: str | None, *, flag: str = "--storage-options") 
     >>> parse_storage_options('{"anon": "yes"}')
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: --storage-options: "anon" must be true or false, not a string
+    numcodecs_ext.store.errors.UsageError: --storage-options: "anon" must be true or false, not a string
     >>> parse_storage_options('null')
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: --storage-options: a JSON object is needed (e.g. '{"anon": true}'), not null
+    numcodecs_ext.store.errors.UsageError: --storage-options: a JSON object is needed (e.g. '{"anon": true}'), not null
     """
     if text is None or not str(text).strip():
         return {}
@@ -226,7 +226,7 @@ def check_storage_options(options: Mapping[str, Any], *, flag: str = "storage_op
     >>> check_storage_options({"client_kwargs": {"endpoint_url": 5}})  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: storage_options: "client_kwargs.endpoint_url" must be a string or
+    numcodecs_ext.store.errors.UsageError: storage_options: "client_kwargs.endpoint_url" must be a string or
     null, not a number
     """
     if not isinstance(options, Mapping):

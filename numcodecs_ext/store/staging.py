@@ -86,7 +86,7 @@ def refuse_zip_destination(target: Any) -> None:
     >>> refuse_zip_destination("out.zip")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    numcodecs_ext.tools.errors.UsageError: out.zip: the tools write a store as a directory (or a prefix in a
+    numcodecs_ext.store.errors.UsageError: out.zip: the tools write a store as a directory (or a prefix in a
     bucket), not a zip file, which cannot be read back while it is written; write out.zarr, then zip it:
     cd out.zarr && zip -r -0 ../out.zip .
     """

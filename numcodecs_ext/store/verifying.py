@@ -21,7 +21,7 @@ Examples
 >>> parse_verify("sample:0")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-numcodecs_ext.tools.errors.UsageError: --verify 'sample:0': N must be a whole number >= 1; use full, sample:N
+numcodecs_ext.store.errors.UsageError: --verify 'sample:0': N must be a whole number >= 1; use full, sample:N
 (N >= 1) or none
 """
 
