@@ -119,10 +119,9 @@ def zarr_encoding(
             continue
         if not packing.reencodes():
             raise ValueError(
-                f"variable {name!r}: xarray's decoded {packing.unpacked} values do not encode back to the "
-                f"file's codes (add_offset={float(packing.offset)!r} leaves {packing.unpacked} too few digits "
-                f"for scale_factor={float(packing.scale_factor or 1)!r}); convert the file with "
-                "numcodecs_ext.cf.convert, which keeps its codes, or leave the variable out (variables=...)")
+                f"variable {name!r}: its decoded {packing.unpacked} values do not encode back to the file's "
+                f"codes (add_offset={float(packing.offset)!r}); use numcodecs_ext.cf.convert, or leave it out "
+                "(variables=...); see docs/cf.md")
         entry: dict[str, Any] = {
             "dtype": packing.unpacked,
             "filters": packing.codecs() if zarr_format == 3 else packing.filters(),
