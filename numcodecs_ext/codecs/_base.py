@@ -121,7 +121,8 @@ def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required
 def representable(data: Any, dtype: np.dtype, label: str, note: str = "") -> Any:
     """``data`` (fill-value JSON) as a scalar of ``dtype``, or a ValueError that says
     ``<label> <data> <note> is not representable in dtype <name>`` and why (zarr's wording)."""
-    from ..dtypes import dtype_name, scalar_from_json
+    from ..core.dtypes import dtype_name
+    from ..core.scalar_json import scalar_from_json
 
     try:
         return scalar_from_json(data, dtype, what=label)
@@ -209,7 +210,7 @@ class ExtCodec(Codec):
 
     def _dtype_json(self) -> str:
         """The ``dtype`` key as written: the zarr v3 name, or a numpy spelling if not native."""
-        from ..dtypes import dtype_name
+        from ..core.dtypes import dtype_name
 
         assert self.dtype is not None
         if self._dtype_order == "=":
@@ -388,7 +389,7 @@ _NO_PATHS: dict[Any, Any] = {}  # (an empty cache, never written)
 
 def _dtype_json_of(dtype: np.dtype) -> str:
     """How a ``dtype`` configuration key spells an array's dtype."""
-    from ..dtypes import dtype_name
+    from ..core.dtypes import dtype_name
 
     if dtype.kind in "mM" or not dtype.isnative:
         return dtype.str

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core import bitround as core
 from ..core import device
-from ..dtypes import parse_dtype, scalar_to_json
+from ..core.dtypes import parse_dtype
+from ..core.scalar_json import scalar_to_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, decode_elementwise, deliver, out_dtype, typed
 

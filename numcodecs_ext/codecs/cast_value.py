@@ -11,8 +11,9 @@ from ..core import device
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array, is_exact_cast
 from ..core.cast_value import numeric_info, reserved_codes
 from ..core.scalar_map import ExactBits, PreparedMap
-from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
-from ..dtypes import is_nan, v3_dtype_from_json
+from ..core.dtypes import dtype_kind, dtype_name, parse_dtype
+from ..core.scalar_json import check_numeric_json, parameter_to_json
+from ..core.dtypes import is_nan, v3_dtype_from_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import device
 from ..core import packbits as core
-from ..dtypes import dtype_name, parse_dtype
+from ..core.dtypes import dtype_name, parse_dtype
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, deliver, out_dtype
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import device
 from ..core import scale_offset as core
-from ..dtypes import check_numeric_json, dtype_name
+from ..core.dtypes import dtype_name
+from ..core.scalar_json import check_numeric_json
 from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 from .cast_value import check_numeric_dtype, json_scalar

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import _native, device
 from ..core.transpose import chunk_transposer, inverse_order, normalize_order, small, transpose
-from ..dtypes import parse_dtype
+from ..core.dtypes import parse_dtype
 from ._base import ExtCodec, parse_decoded_dtype
 from ._buffers import as_array, deliver, out_dtype, typed
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import _native
 from ..core import zfp as core
-from ..dtypes import parse_dtype
+from ..core.dtypes import parse_dtype
 from ._base import ExtCodec, check_keys, parse_decoded_dtype
 from ._buffers import as_array, deliver, out_dtype
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import dtype_name
+from .dtypes import dtype_name
 from . import _native
 
 __all__ = ["BitroundPlan", "bitround", "plan"]

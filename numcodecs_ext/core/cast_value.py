@@ -35,7 +35,7 @@ try:  # the clip ufunc itself: np.clip's Python wrapper costs a few microseconds
 except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
-from ..dtypes import NumericInfo, numeric_info, scalar_to_json
+from .dtypes import NumericInfo, numeric_info, scalar_text
 from . import _native, codetable
 from ._blocks import BLOCK, contiguous, iter_blocks, scratch
 from .scalar_map import Hits, PreparedMap, bits_dtype, cache_key, prepared, reserved_hits
@@ -197,12 +197,9 @@ def _round_int_grid(
 
 
 def _show(value: Any, info: NumericInfo) -> str:
-    """A scalar for a message: its fill-value JSON (``1000``, ``2.5``, ``"NaN"``, ``"0x7f800001"``),
-    never a numpy repr."""
-    try:
-        return str(scalar_to_json(np.asarray(value).astype(info.dtype)[()], info.dtype))
-    except (TypeError, ValueError, OverflowError):
-        return str(value)
+    """A scalar for a message: as its fill-value JSON writes it (``1000``, ``2.5``, ``NaN``,
+    ``0x7f800001``), never a numpy repr."""
+    return scalar_text(value, info.dtype)
 
 
 def _single(reserved: PreparedMap, entry: Any) -> PreparedMap:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import NumericInfo, numeric_info
+from .dtypes import NumericInfo, numeric_info
 
 __all__ = ["ModuleNamespace", "bitround", "cast", "namespace", "numpy_dtype", "pack", "reshape", "scale_offset",
            "transpose", "unpack"]

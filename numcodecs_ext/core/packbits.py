@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..dtypes import dtype_name, numeric_info, parse_dtype
+from .dtypes import dtype_name, numeric_info, parse_dtype
 
 __all__ = ["PADDING_ENCODINGS", "check_bits", "component_bits", "pack", "packed_size", "unpack"]
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import NumericInfo, numeric_info
+from .dtypes import NumericInfo, numeric_info
 from .codetable import exactly
 
 __all__ = [
