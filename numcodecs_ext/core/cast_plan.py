@@ -20,7 +20,7 @@ except ImportError:  # numpy < 2
 
 from . import _native
 from ._blocks import BLOCK, contiguous, iter_blocks, scratch
-from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, _is_native_c, _ROUND_SCALAR
+from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, _is_native_c, _ROUND_SCALAR, CastError
 from .cast_rounding import _round_float_grid, _round_int_grid, _round_to_int, is_exact_cast
 from .dtypes import NumericInfo, scalar_text
 from .scalar_map import Hits, bits_dtype, prepared, reserved_hits, single_entry
@@ -253,10 +253,8 @@ class CastPlan:
 
     def _fail(self, what: str, values: np.ndarray) -> None:
         v = values.reshape(-1)[0]
-        raise ValueError(
-            f"cast_value cannot convert {scalar_text(v, self.src.dtype)} from {self.src.name} to "
-            f"{self.tgt.name}: {what}"
-        )
+        raise CastError(f"cast_value cannot convert {scalar_text(v, self.src.dtype)} ({self.src.name}) to "
+                        f"{self.tgt.name}: {what}", what)
 
     # -- kernels ---------------------------------------------------------------------------------
 
@@ -469,8 +467,8 @@ class CastPlan:
         if oor.any():
             if self.mode is None and unclaimed(oor).any():
                 self._fail(
-                    f"outside the finite range of {tgt.name} (after {self.rounding} rounding) "
-                    f"and out_of_range is not set", w[unclaimed(oor)],
+                    f"outside the finite range of {tgt.name} after rounding and out_of_range is "
+                    "not set", w[unclaimed(oor)],
                 )
             big = np.inf if tgt.has_inf else tgt.max
             r[above] = big

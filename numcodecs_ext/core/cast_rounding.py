@@ -8,12 +8,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .dtypes import NumericInfo
 
-__all__ = ["OUT_OF_RANGE_MODES", "ROUNDING_MODES", "is_exact_cast"]
+__all__ = ["OUT_OF_RANGE_MODES", "ROUNDING_MODES", "CastError", "is_exact_cast"]
+
+
+class CastError(ValueError):
+    """A value the cast cannot convert; :attr:`reason` says why in a few words (for callers
+    that build their own message around it, e.g. about a fill value)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (str(self), self.reason)
 
 ROUNDING_MODES: tuple[str, ...] = (
     "nearest-even",

@@ -31,11 +31,12 @@ import numpy as np
 
 from . import _native, codetable
 from .cast_plan import CastPlan
-from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, is_exact_cast
+from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, CastError, is_exact_cast
 from .dtypes import NumericInfo, numeric_info
 from .scalar_map import PreparedMap, cache_key, prepared
 
 __all__ = [
+    "CastError",
     "OUT_OF_RANGE_MODES",
     "ROUNDING_MODES",
     "NumericInfo",

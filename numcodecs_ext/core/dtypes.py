@@ -281,9 +281,8 @@ def parse_dtype(value: DTypeLike) -> np.dtype:
         if dtype in _DTYPE_TO_NAME or _is_raw(dtype):
             return dtype
     raise ValueError(
-        f"data type {show(value)} is not a supported zarr v3 data type; valid names are "
-        f"{', '.join(supported_dtype_names())} and r<bits> (a multiple of 8)"
-        + ("" if ml_dtypes is not None else "; install ml_dtypes for bfloat16, float8 and int4 types")
+        f"data type {show(value)} is not a supported zarr v3 data type; valid names are bool, int8, "
+        "float32, ..., r16 (docs/guarantees.md)" + ("" if ml_dtypes is not None else "; bfloat16 needs ml_dtypes")
     )
 
 
@@ -381,6 +380,10 @@ def show(value: Any) -> str:
         if family in ("int", "uint"):
             return repr(int(value))
         return repr(str(value))
+    if isinstance(value, np.dtype):
+        return repr(dtype_name(value) if value in _DTYPE_TO_NAME else value.str)
+    if type(value).__repr__ is object.__repr__:  # (no address: the same in every process)
+        return f"<{type(value).__name__} object>"
     if isinstance(value, np.ndarray):
         return show(value.tolist()) if value.dtype.kind in "biufc" else show(list(value.reshape(-1)))
     if isinstance(value, list):

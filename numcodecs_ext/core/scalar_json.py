@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .cast_value import cast_scalar
+from .cast_value import CastError, cast_scalar
 from .dtypes import _HEX, DTypeLike, _uint_view, dtype_kind, dtype_name, finfo, int_range, is_nan
 from .dtypes import numeric_info, parse_dtype, show
 
@@ -114,8 +114,8 @@ def _round_number(data: int | float, dtype: np.dtype, what: str = "value") -> np
     # ml_dtypes converts float64 through float32 (rounding twice); the cast core rounds once.
     try:
         return np.asarray(cast_scalar(f, np.float64, dtype, rounding="nearest-even"))
-    except ValueError as exc:
-        raise ValueError(f"{what}: {show(data)} is not representable in {name} ({exc})") from None
+    except CastError as exc:
+        raise ValueError(f"{what}: {show(data)} is not representable in {name} ({exc.reason})") from None
 
 
 def _nearest_float(value: int, dtype: np.dtype) -> np.ndarray:

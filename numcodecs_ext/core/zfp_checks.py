@@ -58,10 +58,7 @@ _ZTYPE = {
     np.dtype("float64"): ZFP_TYPE_DOUBLE,
 }
 
-SUPPORTED_DTYPES = (
-    "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
-    "float64, datetime64, timedelta64"
-)
+SUPPORTED_DTYPES = "(u)int8..64, float16, bfloat16, float32, float64, datetime64, timedelta64"
 
 
 def _native(dtype: Any) -> np.dtype:
@@ -263,8 +260,8 @@ def _check_float_values(work: np.ndarray, plan: _Plan, mode: ZfpMode, label: str
         bad = int(np.count_nonzero(np.abs(work) >= limit))
         raise ValueError(
             f"zfp mode {mode.name!r} cannot encode {label} values of magnitude 2**{exp} or more "
-            f"(they can decode to +-Infinity): {bad} here, largest {float(max(-lo, hi))!r}; use mode "
-            "'reversible', or scale the data down"
+            f"(they may decode as +-Infinity): {bad} here, largest {float(max(-lo, hi))!r}; use "
+            "'reversible' or scale the data down"
         )
     if has_tiny is not False:
         _check_tiny_blocks(work, plan, mode, label)
