@@ -218,10 +218,8 @@ class ExtCodec(Codec):
             )
         if not self.elementwise and fortran_only(arr):
             raise ValueError(
-                f"codec {show(self.codec_id)}: got a Fortran-ordered array; this codec works on the "
-                "array's shape, and decoding cannot know that the bytes should come back in "
-                "Fortran order (as zarr v2 arrays with order='F' need). Use order='C' for the "
-                "zarr v2 array, or pass np.ascontiguousarray(a) when calling encode() directly"
+                f"codec {show(self.codec_id)}: got a Fortran-ordered array, whose order decoding cannot "
+                "restore; use order='C' for a zarr v2 array, or pass np.ascontiguousarray(a)"
             )
 
     def _encode_input(self, buf: Any) -> np.ndarray:

@@ -157,10 +157,8 @@ class Transpose(ExtCodec):
                 return transpose(arr, inverse_order(self.permutation(arr.ndim)))
         if self.shape is None:
             raise ConfigurationError(
-                "transpose", "cannot decode a flat buffer without knowing the decoded shape; "
-                "pass out= (an array of the decoded shape and dtype) or configure shape=[...]. A "
-                "zarr v2 array written without it is intact: add \"shape\" (the chunk shape) to "
-                "this filter in its .zarray"
+                "transpose", "cannot decode a flat buffer without the decoded shape: pass out= or "
+                "configure shape=[...] (for a zarr v2 array, add \"shape\" to this filter in .zarray)"
             )
         enc_shape = self._encoded_shape(self.shape)
         src = typed(arr, self._items(arr, self.shape), enc_shape)

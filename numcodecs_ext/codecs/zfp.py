@@ -151,11 +151,8 @@ class Zfp(ExtCodec):
             if self.shape is None or self.dtype is None:
                 missing = " and ".join(k for k in ("shape", "dtype") if getattr(self, k) is None)
                 raise ConfigurationError(
-                    "zfp", f"zfp streams carry no header, so decoding needs the array's "
-                    f"shape and dtype: pass out= (an array of that shape and dtype) or configure "
-                    f"{missing} (e.g. Zfp(mode=..., shape=[...], dtype='float32')). A zarr v2 "
-                    f"array written without them is intact: add \"shape\" (the chunk shape) and "
-                    f"\"dtype\" to its compressor in .zarray, or read it with zarr v3's Zfp"
+                    "zfp", f"zfp streams carry no header: decoding needs the shape and dtype; pass out= "
+                    f"or configure {missing} (for a zarr v2 array, add them to its compressor in .zarray)"
                 )
             return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
         dtype = out_dtype(out, self.dtype)  # None: out takes raw bytes

@@ -235,8 +235,8 @@ class CastPlan:
         v, b = scalar_text(value, self.src.dtype), scalar_text(back, self.src.dtype)
         raise ValueError(
             f"cast_value cannot encode {v}: it becomes {scalar_text(code, self.tgt.dtype)}, which the "
-            f"decode scalar_map entry [{scalar_text(key, self.tgt.dtype)}, {b}] reads back as {b}, "
-            f"so it would not round-trip; add {v} to the encode scalar_map"
+            f"decode entry [{scalar_text(key, self.tgt.dtype)}, {b}] reads back as {b}, so it would "
+            f"not round-trip; map {v} in the encode scalar_map"
         )
 
     def _masks(self, view: np.ndarray, w: np.ndarray | None, lo: float, hi: float,

@@ -218,8 +218,7 @@ def numeric_info(dtype: Any) -> NumericInfo:
             )
     raise TypeError(
         f"data type {dt!s} is not an integer or real floating-point type; cast_value and "
-        f"scale_offset only support int2..int64, uint2..uint64, float16/32/64, bfloat16 and the "
-        f"ml_dtypes float8/float6/float4 types"
+        "scale_offset support int2..uint64, float16/32/64, bfloat16 and float8/6/4 types"
     )
 
 

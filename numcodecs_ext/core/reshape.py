@@ -139,10 +139,9 @@ def output_shape(spec: Sequence[Entry], input_shape: Sequence[int]) -> tuple[int
             before, after = math.prod(out[:i]), math.prod(out[i + 1:])
             if before != math.prod(shape_in[:entry[0]]) or after != math.prod(shape_in[entry[-1] + 1:]):
                 raise ValueError(
-                    f"{where}: entry {i} ({list(entry)}) must be input dimensions "
-                    f"{entry[0]}..{entry[-1]} raveled together, so the output dimensions before "
-                    f"and after it must hold {math.prod(shape_in[:entry[0]])} and "
-                    f"{math.prod(shape_in[entry[-1] + 1:])} elements; they hold {before} and {after}"
+                    f"{where}: entry {i} ({list(entry)}) must be input dimensions {entry[0]}..{entry[-1]} "
+                    f"raveled together (needs {math.prod(shape_in[:entry[0]])} elements before it and "
+                    f"{math.prod(shape_in[entry[-1] + 1:])} after, not {before} and {after})"
                 )
     return out
 

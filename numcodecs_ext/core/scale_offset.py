@@ -322,9 +322,8 @@ def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any
         if inf.any():
             i = start + int(np.argmax(inf))
             raise ValueError(
-                f"scale_offset {direction}: the result for the element at flat index {i} with "
-                f"offset={show(offs)}, scale={show(scs)} overflows {info.name} (the input was overwritten "
-                f"in place, so its value is no longer available)"
+                f"scale_offset {direction}: the element at flat index {i} (offset={show(offs)}, "
+                f"scale={show(scs)}) overflows {info.name}; the input was overwritten in place"
             )
         if stage == 1:  # the flag was raised without an infinite result: finish the block
             op2(ov, p2, out=ov)

@@ -232,9 +232,8 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: ZfpMode) -> None:
     wider = " or int64 data" if plan.ztype == ZFP_TYPE_INT32 else ""
     nat = ", NaT is -2**63" if plan.dtype.kind in "mM" else ""
     raise ValueError(
-        f"zfp mode {mode.name!r} can only encode {label} values in (-2**{exp}, 2**{exp}) (else they "
-        f"come back wrong): {bad} here are outside (min {lo_i}, max {hi_i}{nat}); use mode "
-        f"'reversible'{wider}"
+        f"zfp mode {mode.name!r} can only encode {label} values in (-2**{exp}, 2**{exp}): {bad} here "
+        f"are outside (min {lo_i}, max {hi_i}{nat}); use mode 'reversible'{wider}"
     )
 
 
