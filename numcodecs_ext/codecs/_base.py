@@ -23,8 +23,9 @@ __all__ = [
 
 
 class ConfigurationError(ValueError):
-    """A codec configuration refused at construction: the message is ``codec '<name>': ``
-    followed by :attr:`detail`, which names the key, the value and what is valid."""
+    """A codec configuration refused (at construction, or for the array or fill value it is
+    given): the message is ``codec '<name>': `` followed by :attr:`detail`, which names the key,
+    the value and what is valid."""
 
     def __init__(self, codec: str, detail: str) -> None:
         super().__init__(f"codec {show(codec)}: {detail}")
