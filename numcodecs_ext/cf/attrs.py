@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import scalar_from_json, scalar_to_json
+from ..core.scalar_json import scalar_from_json, scalar_to_json
 from .rules import _show, decoded_dtype, fill_values, missing_codes, scalar_attr, stored_dtype
 
 __all__ = ["PACKING_ATTRS", "CFPacking", "packing_from_attrs", "packing_from_codecs", "unpacked_attrs",

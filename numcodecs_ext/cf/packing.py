@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..codecs._base import show as _show  # (one way to show a value in a message)
-from ..dtypes import dtype_name
+from ..core.dtypes import dtype_name
 from .blocks import data_range as _data_range_of
 
 __all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "as_data_range", "choose_packing",

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import scalar_to_json
+from ..core.scalar_json import scalar_to_json
 from ..store.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor

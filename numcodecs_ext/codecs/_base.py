@@ -2,59 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import math
-import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from numcodecs.abc import Codec
 
+from ..core.dtypes import show
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
     "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only",
-    "parse_decoded_dtype", "refusal", "representable", "show", "typed",
+    "parse_decoded_dtype", "refusal", "refusing", "representable", "show", "typed",
 ]
-
-#: numpy scalar reprs (``np.float64(nan)``, ``np.int16(3)``, ``np.True_``) in a message
-_NUMPY_REPR = re.compile(r"\bnp\.(?:(?:float|int|uint|complex|longdouble|clongdouble|str_|bytes_|"
-                         r"datetime64|timedelta64|void|bool)\w*)\(((?:[^()]|\([^()]*\))*)\)")
-_NUMPY_BOOL = re.compile(r"\bnp\.(True|False)_")
-_PREFIX = re.compile(r"^codec '[^']*': ")
-
-
-def show(value: Any) -> str:
-    """``repr(value)`` for a message, with numpy scalars and arrays as the Python values they
-    hold (no ``np.float64(...)``).
-
-    >>> show([np.float32(0.5), np.int64(3), {"a": np.True_}])
-    "[0.5, 3, {'a': True}]"
-    """
-    if isinstance(value, np.generic):
-        return repr(value.item()) if value.dtype.kind in "biufc" else repr(str(value))
-    if isinstance(value, np.ndarray):
-        return show(value.tolist())
-    if isinstance(value, list):
-        return "[" + ", ".join(show(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
-def _plain(message: str) -> str:
-    """``message`` with any numpy scalar repr replaced by the value it shows."""
-    return _NUMPY_BOOL.sub(r"\1", _NUMPY_REPR.sub(r"\1", message))
 
 
 class ConfigurationError(ValueError):
-    """A codec configuration refused at construction: the message starts ``codec '<name>': ``
-    and names the key, the value and what is valid."""
+    """A codec configuration refused (at construction, or for the array or fill value it is
+    given): the message is ``codec '<name>': `` followed by :attr:`detail`, which names the key,
+    the value and what is valid."""
+
+    def __init__(self, codec: str, detail: str) -> None:
+        super().__init__(f"codec {show(codec)}: {detail}")
+        self.codec, self.detail = codec, detail
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.codec, self.detail)
 
 
 class ConfigurationTypeError(ConfigurationError, TypeError):
@@ -64,17 +42,28 @@ class ConfigurationTypeError(ConfigurationError, TypeError):
 
 def refusal(name: str, error: BaseException) -> ConfigurationError:
     """The error a constructor raises for an invalid configuration: ``codec '<name>': ``
-    followed by what is wrong (the key, the value, what is valid), whatever the error's prefix
-    was, without numpy reprs; a ValueError always, and a TypeError too where ``error`` was one
+    followed by what is wrong (the key, the value, what is valid; a refusal made for another
+    name keeps its detail); a ValueError always, and a TypeError too where ``error`` was one
     (a value of the wrong type).
 
     >>> str(refusal("zfp", TypeError("zfp mode 'fixed_rate': 'rate' must be a number, got '8'")))
     "codec 'zfp': zfp mode 'fixed_rate': 'rate' must be a number, got '8'"
-    >>> str(refusal("numcodecs.zfp", ValueError("codec 'zfp': tolerance = np.float64(-1.0)")))
-    "codec 'numcodecs.zfp': tolerance = -1.0"
+    >>> str(refusal("numcodecs.zfp", ConfigurationError("zfp", "tolerance = -1.0 is out of range")))
+    "codec 'numcodecs.zfp': tolerance = -1.0 is out of range"
     """
-    message = f"codec {name!r}: {_PREFIX.sub('', _plain(str(error)))}"
-    return ConfigurationTypeError(message) if isinstance(error, TypeError) else ConfigurationError(message)
+    detail = error.detail if isinstance(error, ConfigurationError) else str(error)
+    kind = ConfigurationTypeError if isinstance(error, TypeError) else ConfigurationError
+    return kind(name, detail)
+
+
+@contextlib.contextmanager
+def refusing(codec_id: str) -> Iterator[None]:
+    """Turn a ValueError or TypeError of the block (a core check that names the key, the value
+    and what is valid) into the codec's refusal (:func:`refusal`)."""
+    try:
+        yield
+    except (ValueError, TypeError) as e:
+        raise refusal(codec_id, e) from None
 
 
 def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...],
@@ -95,41 +84,35 @@ def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...
                      and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
     try:
         check_keys(codec_id, {k: None for k in given}, valid, required)
-    except ValueError as e:
-        return ConfigurationError(str(e))
-    return ConfigurationError(f"codec {codec_id!r}: takes its configuration keys ({', '.join(valid)}) by "
-                      f"name, not {len(args)} positional arguments")
+    except ConfigurationError as e:
+        return e
+    return ConfigurationError(codec_id, f"takes its configuration keys ({', '.join(valid)}) by name, "
+                              f"not {len(args)} positional arguments")
 
 
 def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required: tuple[str, ...] = ()) -> None:
     """Refuse unknown or missing configuration keys with a message that lists the valid ones."""
     if not isinstance(config, Mapping):
-        raise ValueError(f"codec {codec_id!r}: the configuration must be a JSON object (a dict) with "
-                         f"the keys {', '.join(valid)}, not {show(config)}")
+        raise ConfigurationError(codec_id, f"the configuration must be a JSON object (a dict) with the "
+                                 f"keys {', '.join(valid)}, not {show(config)}")
     unknown = sorted((k for k in config if k not in valid), key=str)
     if unknown:
-        raise ValueError(
-            f"codec {codec_id!r}: unknown configuration key(s) {', '.join(map(show, unknown))}; "
-            f"valid keys are {', '.join(valid)}"
-        )
+        raise ConfigurationError(codec_id, f"unknown configuration key(s) {', '.join(map(show, unknown))}; "
+                                 f"valid keys are {', '.join(valid)}")
     missing = [k for k in required if k not in config]
     if missing:
-        raise ValueError(f"codec {codec_id!r}: missing required configuration key(s) "
-                         f"{', '.join(map(repr, missing))}; valid keys are {', '.join(valid)}")
+        raise ConfigurationError(codec_id, f"missing required configuration key(s) "
+                                 f"{', '.join(map(repr, missing))}; valid keys are {', '.join(valid)}")
 
 
 def representable(data: Any, dtype: np.dtype, label: str, note: str = "") -> Any:
     """``data`` (fill-value JSON) as a scalar of ``dtype``, or a ValueError that says
     ``<label> <data> <note> is not representable in dtype <name>`` and why (zarr's wording)."""
-    from ..dtypes import dtype_name, scalar_from_json
+    from ..core.dtypes import dtype_name
+    from ..core.scalar_json import scalar_from_json
 
-    try:
-        return scalar_from_json(data, dtype, what=label)
-    except ValueError as e:
-        detail = str(e).split(": ", 1)[-1]
-        raise ValueError(
-            f"{label} {data!r}{note} is not representable in dtype {dtype_name(dtype)}: {detail}"
-        ) from None
+    what = f"{label} {show(data)}{note} is not representable in dtype {dtype_name(dtype)}"
+    return scalar_from_json(data, dtype, what=what)
 
 
 def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[np.dtype, str]:
@@ -144,7 +127,7 @@ def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[n
     try:
         native = parse(value)
     except (ValueError, TypeError) as e:
-        message = _PREFIX.sub("", str(e))
+        message = e.detail if isinstance(e, ConfigurationError) else str(e)
         if "dtype" not in message:
             message = f"dtype={show(value)} is not valid: {message}"
         raise ValueError(message) from None
@@ -209,7 +192,7 @@ class ExtCodec(Codec):
 
     def _dtype_json(self) -> str:
         """The ``dtype`` key as written: the zarr v3 name, or a numpy spelling if not native."""
-        from ..dtypes import dtype_name
+        from ..core.dtypes import dtype_name
 
         assert self.dtype is not None
         if self._dtype_order == "=":
@@ -230,16 +213,14 @@ class ExtCodec(Codec):
             and arr.dtype.isnative != (self._dtype_order == "=")
         ):
             raise ValueError(
-                f"codec {self.codec_id!r}: configured dtype={self._dtype_json()!r} but the array is "
-                f"{arr.dtype.str!r}; decode() returns the configured byte order, so configure "
-                f"dtype={arr.dtype.str!r} for this array (zarr v2 arrays keep their byte order)"
+                f"codec {show(self.codec_id)}: configured dtype={show(self._dtype_json())} but the array is "
+                f"{show(arr.dtype.str)}; decode() returns the configured byte order, so configure "
+                f"dtype={show(arr.dtype.str)} for this array (zarr v2 arrays keep their byte order)"
             )
         if not self.elementwise and fortran_only(arr):
             raise ValueError(
-                f"codec {self.codec_id!r}: got a Fortran-ordered array; this codec works on the "
-                "array's shape, and decoding cannot know that the bytes should come back in "
-                "Fortran order (as zarr v2 arrays with order='F' need). Use order='C' for the "
-                "zarr v2 array, or pass np.ascontiguousarray(a) when calling encode() directly"
+                f"codec {show(self.codec_id)}: got a Fortran-ordered array, whose order decoding cannot "
+                "restore; use order='C' for a zarr v2 array, or pass np.ascontiguousarray(a)"
             )
 
     def _encode_input(self, buf: Any) -> np.ndarray:
@@ -250,7 +231,7 @@ class ExtCodec(Codec):
             return arr
         if self.dtype is None:
             raise ValueError(
-                f"codec {self.codec_id!r}: encoding a raw buffer ({type(buf).__name__}) needs the "
+                f"codec {show(self.codec_id)}: encoding a raw buffer ({type(buf).__name__}) needs the "
                 f"data type: configure dtype=... (e.g. dtype='float64'), or pass an ndarray"
             )
         return typed(arr, self._stored_dtype)
@@ -269,14 +250,14 @@ class ExtCodec(Codec):
         of the configured size takes the shape; any other shape would decode wrongly)."""
         if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
             raise ValueError(
-                f"codec {self.codec_id!r}: configured dtype={self._dtype_json()!r} but the array "
-                f"is {arr.dtype.str!r}"
+                f"codec {show(self.codec_id)}: configured dtype={show(self._dtype_json())} but the array "
+                f"is {show(arr.dtype.str)}"
             )
         shape = getattr(self, "shape", None)
         if shape is not None and arr.shape != shape:
             if arr.ndim > 1 or arr.size != math.prod(shape):
                 raise ValueError(
-                    f"codec {self.codec_id!r}: configured shape={list(shape)} but the array has "
+                    f"codec {show(self.codec_id)}: configured shape={list(shape)} but the array has "
                     f"shape {list(arr.shape)}; decoding would give the wrong shape"
                 )
             arr = arr.reshape(shape)
@@ -321,37 +302,33 @@ class ExtCodec(Codec):
     def from_config(cls, config: dict[str, Any]) -> ExtCodec:
         """The codec of a numcodecs configuration; refusals are prefixed with the id it gives."""
         if not isinstance(config, Mapping):
-            raise refusal(cls.codec_id, ValueError(
-                f"the configuration must be a dict with 'id' and the keys {', '.join(cls.config_keys())}, "
-                f"not {show(config)}"))
+            raise ConfigurationError(cls.codec_id, f"the configuration must be a dict with 'id' and the "
+                                     f"keys {', '.join(cls.config_keys())}, not {show(config)}")
         config = dict(config)
         codec_id = config.pop("id", cls.codec_id)
         if codec_id not in (cls.codec_id, *getattr(cls, "codec_aliases", ())):
             valid_ids = (cls.codec_id, *getattr(cls, "codec_aliases", ()))
-            raise ValueError(f"codec {cls.codec_id!r}: config id {show(codec_id)} does not match; "
-                             f"valid ids are {', '.join(map(repr, valid_ids))}")
+            raise ConfigurationError(cls.codec_id, f"config id {show(codec_id)} does not match; valid "
+                                     f"ids are {', '.join(map(repr, valid_ids))}")
         try:
             check_keys(cls.codec_id, config, cls.config_keys(), required=cls.required_keys())
             return cls(**config)
         except ValueError as e:
             raise refusal(codec_id, e) from None
 
-    def _require_for_decode(self, arr: np.ndarray, keys: tuple[str, ...], why: str) -> None:
+    def _require_for_decode(self, arr: np.ndarray, keys: tuple[str, ...], why: str,
+                            alternative: str = "") -> None:
         """encode() refuses when the configuration lacks what decode() needs to read the bytes
         back (zarr v2 stores and every standalone decode of bytes have only the configuration):
-        better no data than data that cannot be read. The message gives the values to add."""
+        better no data than data that cannot be read. The message gives the values to add, and
+        ``alternative`` (``", or ..."``) another way out."""
         missing = [k for k in keys if getattr(self, k, None) is None]
         if not missing:
             return
         values = {"shape": list(arr.shape), "dtype": _dtype_json_of(arr.dtype)}
-        given = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
-        added = ", ".join(f"{k}={values[k]!r}" for k in missing)
-        raise ValueError(
-            f"codec {self.codec_id!r}: cannot encode without {' and '.join(missing)} in the "
-            f"configuration: {why}, so bytes encoded now could never be decoded from the "
-            f"configuration alone (a zarr v2 array would be written but could not be read). For "
-            f"this array use {type(self).__name__}({given}{', ' if given else ''}{added}). "
-            f"(zarr v3 arrays never need them: use numcodecs_ext.zarr3.{type(self).__name__})"
+        added = ", ".join(f"{k}={show(values[k])}" for k in missing)
+        raise ConfigurationError(
+            self.codec_id, f"cannot encode without {' and '.join(missing)}: {why}; add {added}{alternative}"
         )
 
     def _chunk_path(self, key: Hashable) -> Any:
@@ -379,7 +356,7 @@ class ExtCodec(Codec):
         return hash((type(self), json.dumps(self.get_config(), sort_keys=True)))
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
+        params = ", ".join(f"{k}={show(v)}" for k, v in self._config().items())
         return f"{type(self).__name__}({params})"
 
 
@@ -388,7 +365,7 @@ _NO_PATHS: dict[Any, Any] = {}  # (an empty cache, never written)
 
 def _dtype_json_of(dtype: np.dtype) -> str:
     """How a ``dtype`` configuration key spells an array's dtype."""
-    from ..dtypes import dtype_name
+    from ..core.dtypes import dtype_name
 
     if dtype.kind in "mM" or not dtype.isnative:
         return dtype.str

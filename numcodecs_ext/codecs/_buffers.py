@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray_like
 
+from ..core.dtypes import show
+
 __all__ = [
     "as_array",
     "decode_elementwise",
@@ -151,14 +153,14 @@ def decode_elementwise(
     if dtype is None:  # a raw buffer
         if decoded is None:
             raise ValueError(
-                f"codec {codec_id!r}: decoding into a raw buffer needs the decoded dtype; "
+                f"codec {show(codec_id)}: decoding into a raw buffer needs the decoded dtype; "
                 "configure dtype=... or pass an ndarray of the decoded dtype as out"
             )
         dtype = decoded.newbyteorder("=")
         target = writable_bytes(out)
         if target.nbytes != src.size * dtype.itemsize:
             raise ValueError(
-                f"codec {codec_id!r}: out holds {target.nbytes} bytes but the {src.size} "
+                f"codec {show(codec_id)}: out holds {target.nbytes} bytes but the {src.size} "
                 f"decoded {dtype} items need {src.size * dtype.itemsize}"
             )
         target = target.view(dtype)
@@ -168,7 +170,7 @@ def decode_elementwise(
     else:  # a flat encoding fills out in out's memory order
         if src.size != out.size:
             raise ValueError(
-                f"codec {codec_id!r}: {src.size} encoded items cannot fill out of shape "
+                f"codec {show(codec_id)}: {src.size} encoded items cannot fill out of shape "
                 f"{list(out.shape)} ({out.size} items)"
             )
         src = src.reshape(-1, order="A")

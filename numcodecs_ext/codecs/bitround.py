@@ -15,8 +15,9 @@ import numpy as np
 
 from ..core import bitround as core
 from ..core import device
-from ..dtypes import parse_dtype, scalar_to_json
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..core.dtypes import parse_dtype
+from ..core.scalar_json import scalar_to_json
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, decode_elementwise, deliver, out_dtype, typed
 
 __all__ = ["BitRound", "check_keepbits"]
@@ -30,10 +31,9 @@ def check_keepbits(value: Any) -> int:
     which numcodecs' ``BitRound`` and zarrs accept: only the leading bit is kept)."""
     if (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
             or not 0 <= value <= _MAX_KEEPBITS):
-        raise ValueError(
-            f"codec 'bitround': keepbits={value!r} is not valid; keepbits must be an integer of "
-            f"0 to {_MAX_KEEPBITS} (the number of mantissa bits kept for floats, of significant "
-            "bits for integers; values at or above the type's precision keep everything)"
+        raise ConfigurationError(
+            "bitround", f"keepbits={show(value)} is not valid; keepbits must be an integer of "
+            f"0 to {_MAX_KEEPBITS} (the significant bits kept; see docs/codecs/bitround.md)"
         )
     return int(value)
 
@@ -51,7 +51,7 @@ def _check_dtype(dtype: Any) -> np.dtype:
     try:
         core.plan(dt)
     except TypeError as e:
-        raise ValueError(f"{e} (configuration key 'dtype')") from None
+        raise ValueError(f"dtype: {e}") from None
     return dt
 
 
@@ -104,7 +104,7 @@ class BitRound(ExtCodec):
         try:
             return core.plan(dtype)
         except TypeError as e:
-            raise ValueError(str(e)) from None
+            raise ConfigurationError(self.codec_id, str(e)) from None
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
@@ -121,11 +121,10 @@ class BitRound(ExtCodec):
         rounded = core.bitround(fill, self.keepbits)
         if strict and rounded.tobytes() != fill.tobytes():
             before, after = _show(fill[()], dt), _show(rounded[()], dt)
-            raise ValueError(
-                f"codec 'bitround': the array's fill value {before!r} does not survive rounding "
-                f"to keepbits={self.keepbits} (it becomes {after!r}), so partly written chunks "
-                f"would read back another value where nothing was written; use a fill value with "
-                f"at most {self.keepbits} significant bits, such as {after!r}"
+            raise ConfigurationError(
+                "bitround", f"the array's fill value {show(before)} does not survive rounding to "
+                f"keepbits={self.keepbits} (it becomes {show(after)}, which unwritten parts of chunks would "
+                f"read as); use a fill value such as {show(after)}"
             )
         return tuple(shape), dt, rounded[()]
 
@@ -155,8 +154,8 @@ class BitRound(ExtCodec):
         arr = self._encode_input(buf)
         self._check_encode_input(arr)
         if self.dtype is not None and arr.dtype.newbyteorder("=") != self.dtype:
-            raise ValueError(f"codec {self.codec_id!r}: configured dtype={self._dtype_json()!r} "
-                             f"but the array is {arr.dtype.str!r}")
+            raise ConfigurationError(self.codec_id, f"configured dtype={show(self._dtype_json())} "
+                             f"but the array is {show(arr.dtype.str)}")
         result = self.encode_chunk(arr)
         return result if arr.dtype.isnative else result.astype(arr.dtype)
 

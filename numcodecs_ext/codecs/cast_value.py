@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 
 from ..core import device
-from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, cast_array, is_exact_cast
+from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, CastError, cast_array, is_exact_cast
 from ..core.cast_value import numeric_info, reserved_codes
+from ..core.dtypes import dtype_kind, dtype_name, is_nan, parse_dtype, scalar_text, v3_dtype_from_json
+from ..core.scalar_json import check_numeric_json, parameter_to_json
 from ..core.scalar_map import ExactBits, PreparedMap
-from ..dtypes import check_numeric_json, dtype_kind, dtype_name, parameter_to_json, parse_dtype
-from ..dtypes import is_nan, v3_dtype_from_json
-from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
+from ._base import ConfigurationError, ConfigurationTypeError, ExtCodec, check_keys, parse_decoded_dtype
+from ._base import refusing, representable, show
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
@@ -30,18 +31,16 @@ def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
         if not isinstance(value, (str, np.dtype, type)):
             raise ValueError("not a data type name")
         dt = parse_dtype(value)
-    except (ValueError, TypeError) as e:
-        dt, reason = None, str(e)
+    except (ValueError, TypeError):
+        dt, reason = None, "not a supported data type"
     else:
         kind = dtype_kind(dt)
-        reason = f"it is a {kind} type"
+        reason = f"a {kind} type"
     if dt is None or kind not in ("int", "uint", "float"):
         invalid = "Invalid target data type: " if key == "data_type" else ""
-        raise ValueError(
-            f"codec {codec_id!r}: {invalid}{key}={value!r} is not valid ({reason}); the codec "
-            f"only supports integer and floating-point data types, the fixed-size integer and "
-            f"floating-point data types int2..int64, uint2..uint64, float16/32/64, bfloat16, "
-            f"float8_*, float6_*, float4_e2m1fn"
+        raise ConfigurationError(
+            codec_id, f"{invalid}{key}={show(value)} is {reason}; valid: integer and float types "
+            "(int2..uint64, float16/32/64, bfloat16, float8/6/4 types)"
         )
     return dt
 
@@ -49,21 +48,22 @@ def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
 def json_scalar(value: Any, codec_id: str, key: str) -> Any:
     """A parameter as dtype-free spec JSON (numpy scalars become numbers, "+Infinity" is
     "Infinity"; numeric strings and booleans, which zarr-python writes, become numbers)."""
-    return parameter_to_json(value, what=f"codec {codec_id!r}: {key}")
+    with refusing(codec_id):
+        return parameter_to_json(value, what=key)
 
 
 def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise TypeError(
-            f"codec 'cast_value': scalar_map={value!r} must be an object with optional keys "
+        raise ConfigurationTypeError(
+            "cast_value", f"scalar_map={show(value)} must be an object with optional keys "
             f"'encode' and 'decode', each a list of [input, output] pairs"
         )
     unknown = sorted(set(value) - {"encode", "decode"})
     if unknown:
-        raise ValueError(
-            f"codec 'cast_value': scalar_map has unknown key(s) {unknown}; valid keys are "
+        raise ConfigurationError(
+            "cast_value", f"scalar_map has unknown key(s) {unknown}; valid keys are "
             f"'encode' and 'decode'"
         )
     out: dict[str, list[list[Any]]] = {}
@@ -74,23 +74,23 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
         if isinstance(entries, Mapping):
             entries = list(entries.items())
         if not isinstance(entries, Sequence) or isinstance(entries, str):
-            raise TypeError(
-                f"codec 'cast_value': scalar_map[{direction!r}]={entries!r} must be a list of "
+            raise ConfigurationTypeError(
+                "cast_value", f"scalar_map[{show(direction)}]={show(entries)} must be a list of "
                 f"[input, output] pairs"
             )
         if len(entries) > MAX_MAP_ENTRIES:
-            raise ValueError(
-                f"codec 'cast_value': scalar_map[{direction!r}] has {len(entries)} entries; at most "
+            raise ConfigurationError(
+                "cast_value", f"scalar_map[{show(direction)}] has {len(entries)} entries; at most "
                 f"{MAX_MAP_ENTRIES} are allowed (enough to map every code of a 16-bit type)"
             )
         parsed = []
         for entry in entries:
             if isinstance(entry, str) or not isinstance(entry, Sequence) or len(entry) != 2:
-                raise ValueError(
-                    f"codec 'cast_value': scalar_map[{direction!r}] entry {entry!r} must be a "
+                raise ConfigurationError(
+                    "cast_value", f"scalar_map[{show(direction)}] entry {show(entry)} must be a "
                     f"pair [input, output]"
                 )
-            key = f"scalar_map[{direction!r}]"
+            key = f"scalar_map[{show(direction)}]"
             parsed.append([json_scalar(entry[0], "cast_value", key),
                            json_scalar(entry[1], "cast_value", key)])
         out[direction] = parsed
@@ -100,8 +100,8 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
 def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -> Any:
     """One scalar_map key or value decoded for its dtype, or a ValueError naming it. A NaN key
     written as hex matches exactly that bit pattern (:class:`~..core.scalar_map.ExactBits`)."""
-    scalar = representable(data, dtype, f"codec 'cast_value': scalar_map {direction} {role}",
-                           f" (entry {i})")
+    with refusing("cast_value"):
+        scalar = representable(data, dtype, f"scalar_map {direction} {role}", f" (entry {i})")
     if role == "key" and isinstance(data, str) and data.startswith("0x") and \
             dtype_kind(dtype) == "float" and is_nan(scalar):
         return ExactBits(scalar)
@@ -160,19 +160,19 @@ class CastValue(ExtCodec):
     ) -> None:
         self.data_type = check_numeric_dtype(self.codec_id, "data_type", data_type)
         if rounding not in ROUNDING_MODES:
-            raise ValueError(
-                f"codec 'cast_value': rounding={rounding!r} is not valid; valid values are "
+            raise ConfigurationError(
+                "cast_value", f"rounding={show(rounding)} is not valid; valid values are "
                 f"{', '.join(map(repr, ROUNDING_MODES))}"
             )
         if out_of_range is not None and out_of_range not in OUT_OF_RANGE_MODES:
-            raise ValueError(
-                f"codec 'cast_value': out_of_range={out_of_range!r} is not valid; valid values "
+            raise ConfigurationError(
+                "cast_value", f"out_of_range={show(out_of_range)} is not valid; valid values "
                 f"are 'clamp', 'wrap', or leaving it unset (out-of-range values are errors)"
             )
         if out_of_range == "wrap" and dtype_kind(self.data_type) == "float":
-            raise ValueError(
-                f"codec 'cast_value': out_of_range='wrap' is only valid for integer targets, "
-                f"not data_type={dtype_name(self.data_type)!r}; use 'clamp' or leave it unset"
+            raise ConfigurationError(
+                "cast_value", f"out_of_range='wrap' is only valid for integer targets, "
+                f"not data_type={show(dtype_name(self.data_type))}; use 'clamp' or leave it unset"
             )
         self.rounding = rounding
         self.out_of_range = out_of_range
@@ -208,7 +208,8 @@ class CastValue(ExtCodec):
         """Build from a zarr v3 configuration; any key the spec does not define is an error."""
         config = dict(configuration)
         check_keys(cls.codec_id, config, _SPEC_KEYS, required=("data_type",))
-        config["data_type"] = v3_dtype_from_json(config["data_type"], what="codec 'cast_value': data_type")
+        with refusing(cls.codec_id):
+            config["data_type"] = v3_dtype_from_json(config["data_type"], what="data_type")
         return cls(**config)
 
     # --- scalar map -----------------------------------------------------------------------------
@@ -220,12 +221,13 @@ class CastValue(ExtCodec):
         raw = (self.scalar_map or {}).get(direction, [])
         entries = []
         for i, (k, v) in enumerate(raw):
-            where = f"codec 'cast_value': scalar_map[{direction!r}][{i}]"
+            where = f"scalar_map[{show(direction)}][{i}]"
             kdt, vdt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
-            if kdt is None:  # the source dtype is not known yet: check what can be checked
-                check_numeric_json(k, what=f"{where} input")
-            if vdt is None:
-                check_numeric_json(v, what=f"{where} output")
+            with refusing(self.codec_id):
+                if kdt is None:  # the source dtype is not known yet: check what can be checked
+                    check_numeric_json(k, what=f"{where} input")
+                if vdt is None:
+                    check_numeric_json(v, what=f"{where} output")
             key = _map_scalar(k, kdt, direction, "key", i) if kdt is not None else None
             val = _map_scalar(v, vdt, direction, "value", i) if vdt is not None else None
             entries.append((key, val))
@@ -242,9 +244,9 @@ class CastValue(ExtCodec):
     def _source_for(self, dtype: np.dtype) -> np.dtype:
         dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
         if self.dtype is not None and dt != self.dtype:
-            raise ValueError(
-                f"codec 'cast_value': configured dtype={dtype_name(self.dtype)!r} but the array "
-                f"is {dtype_name(dt)!r}"
+            raise ConfigurationError(
+                "cast_value", f"configured dtype={show(dtype_name(self.dtype))} but the array "
+                f"is {show(dtype_name(dt))}"
             )
         return dt
 
@@ -291,18 +293,17 @@ class CastValue(ExtCodec):
             if not strict:
                 return shape, self.data_type, None if enc is None else enc[()]
             option = "--nan-code" if is_nan(fill[()]) else "--fill-code"
-            raise ValueError(
-                f"codec 'cast_value': the fill value {fill[()]} cannot be cast to "
-                f"{dtype_name(self.data_type)} and back: {e}. In a stored array, "
-                f"`numcodecs-ext normalize STORE {option} auto` maps it to a code no chunk holds"
+            raise ConfigurationError(
+                "cast_value", f"the fill value {scalar_text(fill[()], src)} cannot be cast to "
+                f"{dtype_name(self.data_type)} and back: {e.reason if isinstance(e, CastError) else e}; "
+                f"fix: `numcodecs-ext normalize STORE {option} auto`"
             ) from None
         same = bool(dec == fill) or (is_nan(dec) and is_nan(fill))
         if not same and strict:
-            raise ValueError(
-                f"codec 'cast_value': the fill value {fill[()]} does not survive the round trip "
-                f"({dtype_name(src)} -> {enc[()]} -> {dec[()]}); the spec requires it to. "
-                f"Choose a fill value the target holds exactly, or add scalar_map entries for it "
-                f"in both directions"
+            raise ConfigurationError(
+                "cast_value", f"the fill value {scalar_text(fill[()], src)} does not survive the round "
+                f"trip ({dtype_name(src)} -> {scalar_text(enc[()], self.data_type)} -> "
+                f"{scalar_text(dec[()], src)}); use one the target holds, or map it both ways in scalar_map"
             )
         return shape, self.data_type, enc[()]
 
@@ -334,7 +335,7 @@ class CastValue(ExtCodec):
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
         arr = self._encode_input(buf)
-        self._require_for_decode(arr, ("dtype",), "decoding bytes needs the array's dtype")
+        self._require_for_decode(arr, ("dtype",), "decoding needs the array's dtype")
         self._check_encode_input(arr)
         return self._encode_array(arr.T).T if fortran_only(arr) else self._encode_array(arr)
 
@@ -343,15 +344,15 @@ class CastValue(ExtCodec):
         if out is not None:
             dt = self.dtype if self.dtype is not None else out_dtype(out, None)
             if dt is None:
-                raise ValueError(
-                    "codec 'cast_value': decoding into a raw buffer needs the decoded dtype; "
+                raise ConfigurationError(
+                    "cast_value", "decoding into a raw buffer needs the decoded dtype; "
                     "configure dtype=... or pass an ndarray of the decoded dtype as out"
                 )
             return decode_elementwise(
                 enc, out, dt, lambda e, t: self._decode_array(e, dt, out=t), self.codec_id)
         if self.dtype is None:
-            raise ValueError(
-                "codec 'cast_value': decoding needs the decoded dtype; configure dtype=... or "
+            raise ConfigurationError(
+                "cast_value", "decoding needs the decoded dtype; configure dtype=... or "
                 "pass out= (an array of the decoded dtype and shape)"
             )
         if fortran_only(enc):

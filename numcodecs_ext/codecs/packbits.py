@@ -16,8 +16,8 @@ import numpy as np
 
 from ..core import device
 from ..core import packbits as core
-from ..dtypes import dtype_name, parse_dtype
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..core.dtypes import dtype_name, parse_dtype
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype
 
 __all__ = ["PackBits"]
@@ -34,7 +34,7 @@ def _check_bit(key: str, value: Any) -> int | None:
     if value is None:
         return None
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 0 <= value < 64:
-        raise ValueError(f"codec 'packbits': {key}={value!r} is not valid; {key} must be null or "
+        raise ConfigurationError("packbits", f"{key}={show(value)} is not valid; {key} must be null or "
                          "a bit index from 0 (the least significant bit) to 63")
     return int(value)
 
@@ -90,16 +90,16 @@ class PackBits(ExtCodec):
                  last_bit: int | None = None, bit_order: str = "little", dtype: Any = None,
                  shape: Sequence[int] | None = None) -> None:
         if padding_encoding not in core.PADDING_ENCODINGS:
-            raise ValueError(f"codec 'packbits': padding_encoding={padding_encoding!r} is not "
+            raise ConfigurationError("packbits", f"padding_encoding={show(padding_encoding)} is not "
                              f"valid; use one of {', '.join(map(repr, core.PADDING_ENCODINGS))}")
         self.padding_encoding = padding_encoding
         self.first_bit = _check_bit("first_bit", first_bit)
         self.last_bit = _check_bit("last_bit", last_bit)
         if self.first_bit is not None and self.last_bit is not None and self.last_bit < self.first_bit:
-            raise ValueError(f"codec 'packbits': last_bit={self.last_bit} is less than "
+            raise ConfigurationError("packbits", f"last_bit={self.last_bit} is less than "
                              f"first_bit={self.first_bit}; last_bit is the inclusive upper end")
         if bit_order not in _BIT_ORDERS:
-            raise ValueError(f"codec 'packbits': bit_order={bit_order!r} is not valid; use "
+            raise ConfigurationError("packbits", f"bit_order={show(bit_order)} is not valid; use "
                              "'little' (the zarr v3 layout) or 'big' (numcodecs' PackBits layout)")
         self.bit_order = bit_order
         if dtype is not None:
@@ -109,7 +109,7 @@ class PackBits(ExtCodec):
             if (isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or not all(
                     isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
                     for s in shape)):
-                raise ValueError(f"codec 'packbits': shape={shape!r} must be a list of "
+                raise ConfigurationError("packbits", f"shape={show(shape)} must be a list of "
                                  "non-negative integers")
             shape = tuple(int(s) for s in shape)
         self.shape = shape
@@ -149,8 +149,8 @@ class PackBits(ExtCodec):
         for schema, text in _SCHEMA_KEYS.items():
             if schema in config:
                 if text in config:
-                    raise ValueError(f"codec 'packbits': both {schema!r} and {text!r} are given; "
-                                     f"they are two spellings of the same key, give {text!r} only")
+                    raise ConfigurationError("packbits", f"both {show(schema)} and {show(text)} are given; "
+                                     f"they are two spellings of the same key, give {show(text)} only")
                 config[text] = config.pop(schema)
         check_keys("packbits", config, _SPEC_KEYS)
         padding = config.get("padding_encoding")
@@ -177,11 +177,10 @@ class PackBits(ExtCodec):
         back = self.decode_chunk(self.encode_chunk(fill.reshape(1)), (1,), fill.dtype)
         if back.tobytes() != fill.reshape(1).tobytes():
             first, last = self._bits(fill.dtype.newbyteorder("="))
-            raise ValueError(
-                f"codec 'packbits': the array's fill value {fill.item()!r} has bits set below "
-                f"first_bit={first}, which packbits drops: it would read back as "
-                f"{back[0].item()!r}; choose a fill value whose bits 0..{first - 1} are zero, "
-                f"such as {back[0].item()!r}, or lower first_bit"
+            raise ConfigurationError(
+                "packbits", f"the array's fill value {show(fill.item())} has bits set below "
+                f"first_bit={first}, which packbits drops (it would read back as "
+                f"{show(back[0].item())}); use e.g. {show(back[0].item())}, or lower first_bit"
             )
 
     def _check_fits(self, arr: np.ndarray, what: str = "value") -> None:
@@ -190,10 +189,10 @@ class PackBits(ExtCodec):
         bad = core.first_unrepresentable(arr, self.first_bit, self.last_bit)
         if bad is not None:
             first, last = self._bits(arr.dtype.newbyteorder("="))
-            raise ValueError(
-                f"codec 'packbits': {what} {bad[0]!r} does not fit in bits {first}..{last} of "
-                f"{_name(arr.dtype)} (it would decode as {bad[1]!r}); widen last_bit, or bring the "
-                "values into range first (e.g. with scale_offset and cast_value)"
+            raise ConfigurationError(
+                "packbits", f"{what} {show(bad[0])} does not fit in bits {first}..{last} of "
+                f"{_name(arr.dtype)} (it would decode as {show(bad[1])}); widen last_bit, or bring the "
+                "values into range (scale_offset, cast_value)"
             )
 
     def encoded_size(self, shape: Sequence[int], dtype: np.dtype) -> int:
@@ -243,12 +242,11 @@ class PackBits(ExtCodec):
         if self.shape is not None and not isinstance(buf, np.ndarray):
             arr = arr.reshape(self.shape)
         arr = self._conform(arr)
-        self._require_for_decode(arr, ("dtype",), "decoding bytes needs the array's dtype")
+        self._require_for_decode(arr, ("dtype",), "decoding needs the array's dtype")
         if not self._count_known(self.dtype):  # type: ignore[arg-type]
             self._require_for_decode(
-                arr, ("shape",), "with padding_encoding='none' and values narrower than a byte "
-                "the bytes do not say how many values they hold (or use "
-                "padding_encoding='first_byte')")
+                arr, ("shape",), "sub-byte values with padding_encoding='none' do not record their count",
+                ", or use padding_encoding='first_byte'")
         self._check_encode_input(arr)
         return self.encode_chunk(arr)
 
@@ -256,7 +254,7 @@ class PackBits(ExtCodec):
         data = as_array(buf)
         dtype = self.dtype if self.dtype is not None else out_dtype(out, None)
         if dtype is None:
-            raise ValueError("codec 'numcodecs_ext.packbits': decoding needs the dtype; configure "
+            raise ConfigurationError("numcodecs_ext.packbits", "decoding needs the dtype; configure "
                              "dtype=... or pass out= (an array of the decoded dtype and shape)")
         if isinstance(out, np.ndarray) and out_dtype(out, dtype) is not None:
             shape: tuple[int, ...] | None = out.shape

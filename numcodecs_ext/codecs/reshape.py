@@ -10,8 +10,8 @@ import numpy as np
 
 from ..core import device
 from ..core import reshape as core
-from ..dtypes import parse_dtype
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..core.dtypes import parse_dtype
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, refusing, show
 from ._buffers import as_array, deliver, out_dtype, typed
 
 __all__ = ["Reshape"]
@@ -53,19 +53,21 @@ class Reshape(ExtCodec):
 
     def __init__(self, shape: Sequence[Any], input_shape: Sequence[int] | None = None,
                  dtype: Any = None) -> None:
-        self.spec = core.parse_spec(shape)
+        with refusing(self.codec_id):
+            self.spec = core.parse_spec(shape)
         if input_shape is not None:
             if (isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence)
                     or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
                                and s >= 0 for s in input_shape)):
-                raise ValueError(f"codec 'reshape': input_shape={input_shape!r} must be a list "
+                raise ConfigurationError("reshape", f"input_shape={show(input_shape)} must be a list "
                                  "of non-negative integers")
             input_shape = tuple(int(s) for s in input_shape)
             try:  # refuse a shape the spec cannot take
                 core.output_shape(self.spec, input_shape)
             except ValueError as e:
-                why = str(e).removeprefix("codec 'reshape': ")
-                raise ValueError(f"input_shape={list(input_shape)} does not fit: {why}") from None
+                why = str(e)
+                raise ConfigurationError(self.codec_id,
+                                         f"input_shape={list(input_shape)} does not fit: {why}") from None
         self.input_shape = input_shape
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(dtype, parse_dtype)
@@ -81,7 +83,10 @@ class Reshape(ExtCodec):
         shapes = self.__dict__.setdefault("_shapes", {})  # (chunks of an array share a shape)
         shape = shapes.get(key)
         if shape is None:
-            shape = core.output_shape(self.spec, key)
+            try:
+                shape = core.output_shape(self.spec, key)
+            except ValueError as e:  # (a ValueError, as zarr's validate() raises)
+                raise ValueError(f"codec {self.codec_id!r}: {e}") from None
             if len(shapes) < 64:
                 shapes[key] = shape
         return shape
@@ -146,7 +151,7 @@ class Reshape(ExtCodec):
         if not isinstance(buf, np.ndarray) and self.input_shape is not None:
             arr = typed(arr, arr.dtype, self.input_shape)
         elif self.input_shape is not None and arr.shape != self.input_shape:
-            raise ValueError(f"codec 'reshape': configured input_shape={list(self.input_shape)} "
+            raise ConfigurationError("reshape", f"configured input_shape={list(self.input_shape)} "
                              f"but the array has shape {list(arr.shape)}")
         self._check_encode_input(arr)
         out = self.encode_chunk(arr)
@@ -163,8 +168,8 @@ class Reshape(ExtCodec):
             return deliver(src, out)
         if self.input_shape is not None:
             if src.size != math.prod(self.input_shape):
-                raise ValueError(
-                    f"codec 'reshape': {src.size} items cannot have the configured "
+                raise ConfigurationError(
+                    "reshape", f"{src.size} items cannot have the configured "
                     f"input_shape={list(self.input_shape)}")
             return core.reshape(src, self.input_shape)
         return src.reshape(-1)

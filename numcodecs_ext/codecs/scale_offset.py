@@ -9,8 +9,9 @@ import numpy as np
 
 from ..core import device
 from ..core import scale_offset as core
-from ..dtypes import check_numeric_json, dtype_name
-from ._base import ExtCodec, check_keys, parse_decoded_dtype, representable
+from ..core.dtypes import dtype_name
+from ..core.scalar_json import check_numeric_json
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, refusing, representable, show
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 from .cast_value import check_numeric_dtype, json_scalar
 
@@ -25,9 +26,8 @@ def _is_default(value: Any, default: int) -> bool:
 
 def _not_finite(key: str, value: Any) -> str:
     return (
-        f"codec 'scale_offset': {key} value {value!r} is not representable as a finite number; "
-        "offset and scale must be finite (a non-finite one turns every value into NaN or "
-        "Infinity)"
+        f"{key} value {show(value)} is not representable as a finite number; offset and scale "
+        "must be finite (a non-finite one turns every value into NaN or Infinity)"
     )
 
 
@@ -77,12 +77,13 @@ class ScaleOffset(ExtCodec):
         else:  # what can be checked without a dtype: finite for every dtype, scale non-zero
             for key in ("offset", "scale"):
                 value = getattr(self, key)
-                check_numeric_json(value, what=f"codec 'scale_offset': {key}")
+                with refusing(self.codec_id):
+                    check_numeric_json(value, what=key)
                 if value in ("NaN", "Infinity", "-Infinity"):
-                    raise ValueError(_not_finite(key, value))
+                    raise ConfigurationError(self.codec_id, _not_finite(key, value))
             if self.scale == 0 or (isinstance(self.scale, str) and int(self.scale, 16) == 0):
-                raise ValueError(
-                    f"codec 'scale_offset': scale={self.scale!r} is not valid; scale must be non-zero"
+                raise ConfigurationError(
+                    "scale_offset", f"scale={show(self.scale)} is not valid; scale must be non-zero"
                 )
 
     def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
@@ -91,20 +92,21 @@ class ScaleOffset(ExtCodec):
         if params is None:
             dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
             if self.dtype is not None and dt != self.dtype:
-                raise ValueError(
-                    f"codec 'scale_offset': configured dtype={dtype_name(self.dtype)!r} but the "
-                    f"array is {dtype_name(dt)!r}"
+                raise ConfigurationError(
+                    "scale_offset", f"configured dtype={show(dtype_name(self.dtype))} but the "
+                    f"array is {show(dtype_name(dt))}"
                 )
             off, sc = (self._parameter(key, dt) for key in ("offset", "scale"))
             try:
                 core.check_parameters(dt, off, sc)
             except ValueError as e:
-                raise ValueError(f"codec 'scale_offset': {e}") from None
+                raise ConfigurationError("scale_offset", f"{e}") from None
             params = self._params[dt] = (off, sc)
         return params
 
     def _parameter(self, key: str, dt: np.dtype) -> Any:
-        return representable(getattr(self, key), dt, f"codec 'scale_offset': {key} value")
+        with refusing(self.codec_id):
+            return representable(getattr(self, key), dt, f"{key} value")
 
     # --- configuration ----------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:
@@ -140,9 +142,9 @@ class ScaleOffset(ExtCodec):
         except ValueError as e:
             if not strict:
                 return shape, dt, None
-            raise ValueError(
-                f"codec 'scale_offset': the array's fill value {fill[()]!r} cannot be encoded "
-                f"({e}); choose a fill value inside the encodable range"
+            raise ConfigurationError(
+                "scale_offset", f"the array's fill value {show(fill[()])} cannot be encoded "
+                f"({e}); choose one inside the encodable range"
             ) from None
         return shape, dt, enc[()]
 
@@ -186,7 +188,7 @@ class ScaleOffset(ExtCodec):
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
         arr = self._encode_input(buf)
-        self._require_for_decode(arr, ("dtype",), "decoding bytes needs the array's dtype")
+        self._require_for_decode(arr, ("dtype",), "decoding needs the array's dtype")
         self._check_encode_input(arr)
         result = self.encode_chunk(arr.T).T if fortran_only(arr) else self.encode_chunk(arr)
         # same dtype in, same dtype out: keep a byte-swapped input's byte order for the next filter
@@ -197,8 +199,8 @@ class ScaleOffset(ExtCodec):
         if out is not None:
             dt = self.dtype if self.dtype is not None else out_dtype(out, None)
             if dt is None:
-                raise ValueError(
-                    "codec 'scale_offset': decoding into a raw buffer needs the dtype; configure "
+                raise ConfigurationError(
+                    "scale_offset", "decoding into a raw buffer needs the dtype; configure "
                     "dtype=... or pass an ndarray of the decoded dtype as out"
                 )
             off, sc = self._parameters(dt)
@@ -207,8 +209,8 @@ class ScaleOffset(ExtCodec):
         if self.dtype is not None:
             src = typed(src, self._stored_dtype)  # what encode() gave: the configured byte order
         elif not isinstance(buf, np.ndarray):
-            raise ValueError(
-                "codec 'scale_offset': decoding bytes needs the dtype; configure dtype=... or "
+            raise ConfigurationError(
+                "scale_offset", "decoding bytes needs the dtype; configure dtype=... or "
                 "pass out= (an array of the decoded dtype and shape)"
             )
         off, sc = self._parameters(src.dtype.newbyteorder("="))

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..core import _native, device
 from ..core.transpose import chunk_transposer, inverse_order, normalize_order, small, transpose
-from ..dtypes import parse_dtype
-from ._base import ExtCodec, parse_decoded_dtype
+from ..core.dtypes import parse_dtype
+from ._base import ConfigurationError, ExtCodec, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype, typed
 
 __all__ = ["Transpose"]
@@ -27,8 +27,8 @@ def _parse_order(order: Any) -> str | tuple[int, ...]:
         perm = tuple(int(i) for i in order)
         if sorted(perm) == list(range(len(perm))):
             return perm  # (the empty permutation: a 0-d array, as zarr's transpose accepts)
-    raise ValueError(
-        f"codec 'transpose': order={order!r} is not valid; use 'C', 'F' or a permutation of "
+    raise ConfigurationError(
+        "transpose", f"order={show(order)} is not valid; use 'C', 'F' or a permutation of "
         "0, 1, ..., n-1 such as [1, 0] or [2, 0, 1] ([] for 0-d arrays)"
     )
 
@@ -87,11 +87,11 @@ class Transpose(ExtCodec):
             if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or not all(
                 isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in shape
             ):
-                raise ValueError(f"codec 'transpose': shape={shape!r} must be a list of non-negative integers")
+                raise ConfigurationError("transpose", f"shape={show(shape)} must be a list of non-negative integers")
             shape = tuple(int(s) for s in shape)
             if isinstance(self.order, tuple) and len(shape) != len(self.order):
-                raise ValueError(
-                    f"codec 'transpose': shape={list(shape)} has {len(shape)} dimensions but "
+                raise ConfigurationError(
+                    "transpose", f"shape={list(shape)} has {len(shape)} dimensions but "
                     f"order={list(self.order)} has {len(self.order)}"
                 )
         self.shape = shape
@@ -104,8 +104,8 @@ class Transpose(ExtCodec):
         if isinstance(order, str):
             return normalize_order(order, ndim)
         if len(order) != ndim:
-            raise ValueError(
-                f"codec 'transpose': order={list(order)} has {len(order)} entries but the "
+            raise ConfigurationError(
+                "transpose", f"order={list(order)} has {len(order)} entries but the "
                 f"array has {ndim} dimensions"
             )
         return order
@@ -119,8 +119,8 @@ class Transpose(ExtCodec):
         if items == 0:
             return arr.dtype
         if arr.nbytes % items:
-            raise ValueError(
-                f"codec 'transpose': a buffer of {arr.nbytes} bytes does not hold an array of "
+            raise ConfigurationError(
+                "transpose", f"a buffer of {arr.nbytes} bytes does not hold an array of "
                 f"shape {list(shape)}"
             )
         itemsize = arr.nbytes // items
@@ -134,8 +134,8 @@ class Transpose(ExtCodec):
         arr = as_array(buf)
         if not isinstance(buf, np.ndarray):  # raw bytes: the configured shape (and dtype)
             if self.shape is None:
-                raise ValueError(
-                    f"codec 'transpose': encoding a raw buffer ({type(buf).__name__}) needs the "
+                raise ConfigurationError(
+                    "transpose", f"encoding a raw buffer ({type(buf).__name__}) needs the "
                     "array's shape (and dtype): configure shape=[...] and dtype=..., or pass an "
                     "ndarray"
                 )
@@ -156,11 +156,9 @@ class Transpose(ExtCodec):
             elif isinstance(self.order, str) or arr.ndim == len(self.order):
                 return transpose(arr, inverse_order(self.permutation(arr.ndim)))
         if self.shape is None:
-            raise ValueError(
-                "codec 'transpose': cannot decode a flat buffer without knowing the decoded shape; "
-                "pass out= (an array of the decoded shape and dtype) or configure shape=[...]. A "
-                "zarr v2 array written without it is intact: add \"shape\" (the chunk shape) to "
-                "this filter in its .zarray"
+            raise ConfigurationError(
+                "transpose", "cannot decode a flat buffer without the decoded shape: pass out= or "
+                "configure shape=[...] (for a zarr v2 array, add \"shape\" to this filter in .zarray)"
             )
         enc_shape = self._encoded_shape(self.shape)
         src = typed(arr, self._items(arr, self.shape), enc_shape)
@@ -173,8 +171,8 @@ class Transpose(ExtCodec):
         elif self.shape is not None:
             shape = self.shape
         else:
-            raise ValueError(
-                "codec 'transpose': decoding into a raw buffer needs the decoded shape; "
+            raise ConfigurationError(
+                "transpose", "decoding into a raw buffer needs the decoded shape; "
                 "configure shape=[...] (and dtype=...) or pass an ndarray of the decoded shape"
             )
         enc_shape = self._encoded_shape(shape)

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..core import _native
 from ..core import zfp as core
-from ..dtypes import parse_dtype
-from ._base import ExtCodec, check_keys, parse_decoded_dtype
+from ..core.dtypes import parse_dtype
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype
 
 __all__ = ["Zfp"]
@@ -34,8 +34,8 @@ def _parse_any_dtype(value: Any) -> np.dtype:
             dt = None
         if dt is not None and dt.kind in "mM":
             return dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
-        raise ValueError(
-            f"codec 'zfp': dtype={value!r} is not a data type zfp can handle; supported: "
+        raise ConfigurationError(
+            "zfp", f"dtype={show(value)} is not a data type zfp can handle; supported: "
             f"{core.SUPPORTED_DTYPES}"
         ) from None
 
@@ -119,13 +119,13 @@ class Zfp(ExtCodec):
             if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or not all(
                 isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in shape
             ):
-                raise ValueError(
-                    f"codec 'zfp': shape={shape!r} must be a list of non-negative integers"
+                raise ConfigurationError(
+                    "zfp", f"shape={show(shape)} must be a list of non-negative integers"
                 )
             shape = tuple(int(s) for s in shape)
             if len(shape) > 4:
-                raise ValueError(
-                    f"codec 'zfp': shape={list(shape)} has {len(shape)} dimensions; zfp handles "
+                raise ConfigurationError(
+                    "zfp", f"shape={list(shape)} has {len(shape)} dimensions; zfp handles "
                     "at most 4"
                 )
         self.shape: Optional[tuple[int, ...]] = shape
@@ -135,7 +135,7 @@ class Zfp(ExtCodec):
             try:
                 core.check_dtype(self.dtype, **self._spec)
             except (ValueError, TypeError) as e:
-                raise ValueError(f"dtype={dtype!r}: {e}") from None
+                raise ValueError(f"dtype={show(dtype)}: {e}") from None
 
     # --- numcodecs API ----------------------------------------------------------------------
     def encode(self, buf: Any) -> bytes:
@@ -150,26 +150,23 @@ class Zfp(ExtCodec):
         if out is None:
             if self.shape is None or self.dtype is None:
                 missing = " and ".join(k for k in ("shape", "dtype") if getattr(self, k) is None)
-                raise ValueError(
-                    f"codec 'zfp': zfp streams carry no header, so decoding needs the array's "
-                    f"shape and dtype: pass out= (an array of that shape and dtype) or configure "
-                    f"{missing} (e.g. Zfp(mode=..., shape=[...], dtype='float32')). A zarr v2 "
-                    f"array written without them is intact: add \"shape\" (the chunk shape) and "
-                    f"\"dtype\" to its compressor in .zarray, or read it with zarr v3's Zfp"
+                raise ConfigurationError(
+                    "zfp", f"zfp streams carry no header: decoding needs the shape and dtype; pass out= "
+                    f"or configure {missing} (for a zarr v2 array, add them to its compressor in .zarray)"
                 )
             return self._decoded(core.decompress(src, self.shape, self.dtype, **self._spec))
         dtype = out_dtype(out, self.dtype)  # None: out takes raw bytes
         if dtype is None and self.dtype is None:
-            raise ValueError(
-                "codec 'zfp': decoding into a raw buffer needs the dtype (and shape); configure "
+            raise ConfigurationError(
+                "zfp", "decoding into a raw buffer needs the dtype (and shape); configure "
                 "them, or pass an ndarray of the decoded shape and dtype as out"
             )
         dtype = self.dtype if self.dtype is not None else dtype
         shape = self.shape if self.shape is not None else (
             out.shape if isinstance(out, np.ndarray) and dtype is not None else None)
         if shape is None:
-            raise ValueError(
-                "codec 'zfp': decoding into a raw buffer needs the shape; configure shape=[...] "
+            raise ConfigurationError(
+                "zfp", "decoding into a raw buffer needs the shape; configure shape=[...] "
                 "or pass an ndarray of the decoded shape and dtype as out"
             )
         if (isinstance(out, np.ndarray) and out.dtype == dtype and out.flags.c_contiguous
@@ -195,8 +192,8 @@ class Zfp(ExtCodec):
     ) -> tuple[tuple[int, ...], np.dtype, Any]:
         """Check that chunks of this shape and dtype can be compressed; nothing changes."""
         if len(shape) > 4:
-            raise ValueError(
-                f"codec 'zfp': chunks of {len(shape)} dimensions (shape {list(shape)}) are not "
+            raise ConfigurationError(
+                "zfp", f"chunks of {len(shape)} dimensions (shape {list(shape)}) are not "
                 "supported; zfp handles at most 4: put a reshape codec before it, e.g. "
                 "Reshape(shape=[[0, 1, 2], [3], [4], [5]]) for 6-D chunks"
             )

@@ -8,7 +8,7 @@ Both make the same calls with the same arguments, so the streams are the same by
 run both). The largest stream of a mode, type and shape is worked out once and remembered.
 
 The caller (:mod:`.zfp`) validates everything first; here ``mode`` is its normalised mode
-(``name`` and the parameters ``a`` … ``d``), ``shape`` the array's shape (0- to 4-D) and
+(a :class:`.zfp_mode.ZfpMode`), ``shape`` the array's shape (0- to 4-D) and
 ``ztype`` libzfp's type number. numpy and ctypes; knows nothing about numcodecs or zarr.
 """
 
@@ -80,8 +80,8 @@ def _spec(mode: Any, ztype: int, shape: tuple[int, ...]) -> tuple[Any, ...]:
     """The compiled calls' leading arguments: type, mode, dimensions, parameters, sizes x first."""
     sizes = tuple(reversed(shape)) or (1,)
     padded = sizes + (1,) * (4 - len(sizes))
-    return (ztype, _MODES[mode.name], len(sizes), float(mode.a), int(mode.b), int(mode.c),
-            int(mode.d), *padded)
+    a, b, c, d = mode.c_params()
+    return (ztype, _MODES[mode.name], len(sizes), float(a), int(b), int(c), int(d), *padded)
 
 
 @lru_cache(maxsize=1024)
@@ -197,13 +197,13 @@ def _open_stream(lib: _libzfp.LibZfp, mode: Any, ztype: int) -> int:
         lib.zfp_stream_set_reversible(zs)
     elif name == "fixed_rate":
         # zarrs' quirk, reproduced on purpose: dims = 3 for every chunk, no word alignment.
-        lib.zfp_stream_set_rate(zs, mode.a, ztype, 3, 0)
+        lib.zfp_stream_set_rate(zs, mode.rate, ztype, 3, 0)
     elif name == "fixed_precision":
-        lib.zfp_stream_set_precision(zs, mode.b)
+        lib.zfp_stream_set_precision(zs, mode.precision)
     elif name == "fixed_accuracy":
-        lib.zfp_stream_set_accuracy(zs, mode.a)
+        lib.zfp_stream_set_accuracy(zs, mode.tolerance)
     else:
-        if not lib.zfp_stream_set_params(zs, mode.b, mode.c, int(mode.a), mode.d):
+        if not lib.zfp_stream_set_params(zs, mode.minbits, mode.maxbits, mode.maxprec, mode.minexp):
             lib.zfp_stream_close(zs)
             raise ValueError("libzfp refused the expert parameters")
     return zs  # type: ignore[no-any-return]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import dtype_name
+from .dtypes import dtype_name
 from . import _native
 
 __all__ = ["BitroundPlan", "bitround", "plan"]
@@ -91,9 +91,8 @@ def plan(dtype: np.dtype) -> BitroundPlan:
     if dt.kind in "iumM" and dt.itemsize in _UINT and not _is_sub_byte(dt):
         return BitroundPlan(dt, _UINT[dt.itemsize], None)
     raise TypeError(
-        f"codec 'bitround': data type {_name(dt)} is not supported; bitround takes float16, "
-        "bfloat16, float32, float64, complex64, complex128, int8..int64, uint8..uint64, "
-        "datetime64 and timedelta64"
+        f"bitround does not support data type {_name(dt)}; valid: float16, bfloat16, float32, "
+        "float64, complex64, complex128, int8..int64, uint8..uint64, datetime64, timedelta64"
     )
 
 
@@ -169,7 +168,7 @@ def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> n
         Native byte order, same shape and memory layout as ``arr``.
     """
     if keepbits < 0:
-        raise ValueError(f"codec 'bitround': keepbits={keepbits!r} must be at least 0")
+        raise ValueError(f"bitround: keepbits={keepbits} must be at least 0")
     p = plan(arr.dtype)
     if out is None:
         out = np.empty_like(arr, dtype=p.dtype)

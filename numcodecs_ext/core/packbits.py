@@ -32,16 +32,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..dtypes import dtype_name, numeric_info, parse_dtype
+from .dtypes import dtype_name, numeric_info, parse_dtype
 
 __all__ = ["PADDING_ENCODINGS", "check_bits", "component_bits", "pack", "packed_size", "unpack"]
 
 PADDING_ENCODINGS = ("none", "first_byte", "last_byte")
 _SUB_BYTE_FLOATS = {"float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6}
 _SUPPORTED = (
-    "bool, int2, int4, uint2, uint4, int8..int64, uint8..uint64, float4_e2m1fn, float6_e2m3fn, "
-    "float6_e3m2fn, the float8 types, bfloat16, float16, float32, float64, complex64, complex128, "
-    "datetime64 and timedelta64"
+    "bool, int2..int64, uint2..uint64, float4..64, bfloat16, complex, datetime64/timedelta64"
 )
 _REVERSED = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint8)
 _BLOCK = 1 << 18  # values per block: temporaries stay in cache, numpy's call overhead small

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import show
+
 __all__ = ["Entry", "output_shape", "parse_spec", "reshape", "spec_to_json"]
 
 #: an output dimension: a size, -1, or a tuple of input dimensions
@@ -47,13 +49,13 @@ def parse_spec(shape: Any) -> tuple[Entry, ...]:
     >>> parse_spec([[1], [0]])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: codec 'reshape': shape=[[1], [0]] is not valid: the input dimensions listed must increase
+    ValueError: shape=[[1], [0]] is not valid: the input dimensions listed must increase
     strictly over all entries (the reshape codec never transposes); got 1 before 0
     """
     if isinstance(shape, np.ndarray) and shape.ndim == 1:
         shape = shape.tolist()
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
-        raise ValueError(f"codec 'reshape': shape={shape!r} must be a list; {_WHAT}")
+        raise ValueError(f"shape={_show(shape)} must be a list; {_WHAT}")
     entries: list[Entry] = []
     autos = 0
     previous: int | None = None
@@ -63,7 +65,7 @@ def parse_spec(shape: Any) -> tuple[Entry, ...]:
             if size == -1:
                 autos += 1
             elif size < 1:
-                raise ValueError(f"codec 'reshape': shape={_show(shape)} has entry {size}; {_WHAT}")
+                raise ValueError(f"shape={_show(shape)} has entry {size}; {_WHAT}")
             entries.append(size)
         elif isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and all(
                 _is_int(d) and d >= 0 for d in item):
@@ -71,16 +73,16 @@ def parse_spec(shape: Any) -> tuple[Entry, ...]:
             for d in dims:
                 if previous is not None and d <= previous:
                     raise ValueError(
-                        f"codec 'reshape': shape={_show(shape)} is not valid: the input "
+                        f"shape={_show(shape)} is not valid: the input "
                         "dimensions listed must increase strictly over all entries (the reshape "
                         f"codec never transposes); got {previous} before {d}"
                     )
                 previous = d
             entries.append(dims)
         else:
-            raise ValueError(f"codec 'reshape': shape={_show(shape)} has entry {item!r}; {_WHAT}")
+            raise ValueError(f"shape={_show(shape)} has entry {_show(item)}; {_WHAT}")
     if autos > 1:
-        raise ValueError(f"codec 'reshape': shape={_show(shape)} has -1 more than once; {_WHAT}")
+        raise ValueError(f"shape={_show(shape)} has -1 more than once; {_WHAT}")
     return tuple(entries)
 
 
@@ -93,7 +95,7 @@ def _show(shape: Any) -> str:
     try:
         return repr(spec_to_json([tuple(e) if isinstance(e, (list, tuple)) else e for e in shape]))
     except TypeError:
-        return repr(shape)
+        return show(shape)
 
 
 def output_shape(spec: Sequence[Entry], input_shape: Sequence[int]) -> tuple[int, ...]:
@@ -103,12 +105,12 @@ def output_shape(spec: Sequence[Entry], input_shape: Sequence[int]) -> tuple[int
     >>> output_shape(parse_spec([5, -1]), (4, 3))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: codec 'reshape': shape=[5, -1] cannot hold chunks of shape [4, 3] (12 elements): 12 is not a
+    ValueError: shape=[5, -1] cannot hold chunks of shape [4, 3] (12 elements): 12 is not a
     multiple of 5
     """
     shape_in = tuple(int(s) for s in input_shape)
     total = math.prod(shape_in)
-    where = f"codec 'reshape': shape={spec_to_json(spec)} cannot hold chunks of shape {list(shape_in)}"
+    where = f"shape={spec_to_json(spec)} cannot hold chunks of shape {list(shape_in)}"
     sizes: list[int | None] = []
     for entry in spec:
         if isinstance(entry, tuple):
@@ -137,10 +139,9 @@ def output_shape(spec: Sequence[Entry], input_shape: Sequence[int]) -> tuple[int
             before, after = math.prod(out[:i]), math.prod(out[i + 1:])
             if before != math.prod(shape_in[:entry[0]]) or after != math.prod(shape_in[entry[-1] + 1:]):
                 raise ValueError(
-                    f"{where}: entry {i} ({list(entry)}) must be input dimensions "
-                    f"{entry[0]}..{entry[-1]} raveled together, so the output dimensions before "
-                    f"and after it must hold {math.prod(shape_in[:entry[0]])} and "
-                    f"{math.prod(shape_in[entry[-1] + 1:])} elements; they hold {before} and {after}"
+                    f"{where}: entry {i} ({list(entry)}) must be input dimensions {entry[0]}..{entry[-1]} "
+                    f"raveled together (needs {math.prod(shape_in[:entry[0]])} elements before it and "
+                    f"{math.prod(shape_in[entry[-1] + 1:])} after, not {before} and {after})"
                 )
     return out
 

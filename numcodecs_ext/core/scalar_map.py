@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import NumericInfo, numeric_info
+from .dtypes import NumericInfo, numeric_info
 from .codetable import exactly
 
 __all__ = [
     "SMALL_MAP", "Entry", "ExactBits", "Hits", "PreparedMap", "bits_dtype", "cache_key", "prepared",
-    "reserved_hits",
+    "reserved_hits", "single_entry",
 ]
 
 #: maps with more entries than this are matched through a sorted table
@@ -311,3 +311,8 @@ def prepared(scalar_map: Sequence[tuple[Any, Any]], src: NumericInfo, tgt: Numer
             and scalar_map.tgt.dtype == tgt.dtype:
         return scalar_map
     return PreparedMap(scalar_map, src.dtype, tgt.dtype, getattr(scalar_map, "reserved_pairs", ()))
+
+
+def single_entry(reserved: PreparedMap, entry: Any) -> PreparedMap:
+    """The one-entry map of ``entry`` (to tell which reserved entry a code hit)."""
+    return PreparedMap([reserved.pairs[entry.index]], reserved.src.dtype, reserved.tgt.dtype)

@@ -27,6 +27,7 @@ from . import _native
 from ._blocks import BLOCK, contiguous, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
 from .codetable import exactly
+from .dtypes import show
 
 __all__ = ["block_kernel", "check_parameters", "checked_parameters", "decode", "encode",
            "integer_bounds"]
@@ -39,13 +40,13 @@ def _as_param(value: Any, info: NumericInfo, name: str) -> Any:
         if a.dtype.kind == "f" or (not a.dtype.isbuiltin and a.dtype.kind != "V"):
             fa = float(a)
             if not fa.is_integer():
-                raise ValueError(f"scale_offset {name}={value!r} is not an integer of {info.name}")
+                raise ValueError(f"scale_offset {name}={show(value)} is not an integer of {info.name}")
             v = int(fa)
         else:
             v = int(a)
         if not info.lo <= v <= info.hi:
             raise ValueError(
-                f"scale_offset {name}={value!r} is outside the range of {info.name} "
+                f"scale_offset {name}={show(value)} is outside the range of {info.name} "
                 f"[{info.lo}, {info.hi}]"
             )
         return v
@@ -240,8 +241,8 @@ def _overflow_error(direction: str, r: np.ndarray, x: np.ndarray, info: NumericI
         return None
     v = x[bad].reshape(-1)[0]
     return ValueError(
-        f"scale_offset {direction}: the result for x={v!r} with offset={offs!r}, "
-        f"scale={scs!r} overflows {info.name}"
+        f"scale_offset {direction}: x={show(v)} overflows {info.name} (offset={show(offs)}, "
+        f"scale={show(scs)})"
     )
 
 
@@ -321,9 +322,8 @@ def _overflowed(direction: str, x: np.ndarray, ov: np.ndarray, op1: Any, p1: Any
         if inf.any():
             i = start + int(np.argmax(inf))
             raise ValueError(
-                f"scale_offset {direction}: the result for the element at flat index {i} with "
-                f"offset={offs!r}, scale={scs!r} overflows {info.name} (the input was overwritten "
-                f"in place, so its value is no longer available)"
+                f"scale_offset {direction}: the element at flat index {i} (offset={show(offs)}, "
+                f"scale={show(scs)}) overflows {info.name}; the input was overwritten in place"
             )
         if stage == 1:  # the flag was raised without an infinite result: finish the block
             op2(ov, p2, out=ov)
@@ -350,8 +350,8 @@ def _float_kernel(arr: np.ndarray, info: NumericInfo, off: np.ndarray, sc: np.nd
                     cast_array(t + off64, info.dtype, out=o)
             except ValueError as e:
                 raise ValueError(
-                    f"scale_offset {direction} overflows {info.name} (offset={offs!r}, "
-                    f"scale={scs!r}): {e}"
+                    f"scale_offset {direction} overflows {info.name} (offset={show(offs)}, "
+                    f"scale={show(scs)}): {e}"
                 ) from None
 
 

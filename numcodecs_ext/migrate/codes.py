@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import dtype_name, int_range, scalar_from_json, scalar_to_json, v3_dtype_from_json
+from ..core.dtypes import dtype_name, int_range, v3_dtype_from_json
+from ..core.scalar_json import scalar_from_json, scalar_to_json
 from .text import number
 
 __all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray",

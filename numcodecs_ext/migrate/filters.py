@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import dtype_name
+from ..core.dtypes import dtype_name
 
 __all__ = ["NotExpressible", "adapter_codec", "filter_codecs", "works_on_bytes"]
 

@@ -170,7 +170,7 @@ def _decoded_value_of(metadata: dict[str, Any], where: tuple[int, ...], index: i
 
 
 def json_dtype(data_type: Any) -> np.dtype:
-    from ..dtypes import v3_dtype_from_json
+    from ..core.dtypes import v3_dtype_from_json
 
     return v3_dtype_from_json(data_type)
 
@@ -219,7 +219,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
         if view is None:
             raise ToolError(f"array {plan.name}: its stored codes cannot be read apart from its "
                             f"other codecs here, so {option} cannot check that a code is free")
-        from ..dtypes import int_range
+        from ..core.dtypes import int_range
 
         lo, hi = int_range(target)
         if asked != "auto" and not lo <= int(asked) <= hi:
@@ -261,7 +261,7 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
 
 
 def _fill(plan: ArrayPlan) -> Any:
-    from ..dtypes import scalar_from_json
+    from ..core.scalar_json import scalar_from_json
 
     try:
         return scalar_from_json(plan.metadata["fill_value"], json_dtype(plan.metadata["data_type"]))

@@ -88,7 +88,7 @@ def _v2_codec(c: dict[str, Any], what: str) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=None)
 def _itemsize(dtype_json: str) -> int | None:
-    from ..dtypes import v3_dtype_from_json
+    from ..core.dtypes import v3_dtype_from_json
 
     dtype = json.loads(dtype_json)
     try:
@@ -229,7 +229,8 @@ def _check_v3_details(meta: dict[str, Any], dtype: Any, issues: list[str]) -> No
         issues.append(f"chunk_key_encoding is {short(encoding)}: expected "
                       '{"name": "default" or "v2", "configuration": {"separator": "/" or "."}}')
     if isinstance(dtype, str):
-        from ..dtypes import scalar_from_json, supported_dtype_names
+        from ..core.dtypes import supported_dtype_names
+        from ..core.scalar_json import scalar_from_json
 
         if dtype in supported_dtype_names():
             try:

@@ -29,7 +29,7 @@ from ..codecs.cast_value import CastValue as _CastValue
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
 from ..core import _native as _kernels
 from ..core import fused
-from ..dtypes import dtype_name
+from ..core.dtypes import dtype_name
 from ._base import AdapterMixin, ArrayArrayV3, _native, zarr_dtype
 
 __all__ = ["CastValue", "NumcodecsCastValue"]

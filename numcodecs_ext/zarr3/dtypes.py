@@ -8,7 +8,8 @@ zarr-python does not implement. Each class here is a zarr ``ZDType`` wrapping th
 :mod:`ml_dtypes` numpy dtype, so zarr can create, read and write arrays of them and resolve them as
 the output of a codec such as ``cast_value``.
 
-Names and fill-value JSON come from :mod:`numcodecs_ext.dtypes`: the v3 name is the ml_dtypes name,
+Names and fill-value JSON come from :mod:`numcodecs_ext.core.dtypes` and
+:mod:`numcodecs_ext.core.scalar_json`: the v3 name is the ml_dtypes name,
 ``"NaN"`` is the type's canonical NaN (e.g. ``0x7fc0`` for bfloat16), other NaN payloads are written
 as hex, ``"Infinity"`` exists only for types that have infinities, and float6/float4 have no NaN.
 
@@ -47,8 +48,8 @@ import numpy as np
 from zarr.core.dtype.common import HasEndianness, HasItemSize
 from zarr.core.dtype.wrapper import ZDType
 
-from ..dtypes import dtype_kind, dtype_name, parse_dtype
-from ..dtypes import number_to_json, scalar_from_json, scalar_to_json
+from ..core.dtypes import dtype_kind, dtype_name, parse_dtype
+from ..core.scalar_json import number_to_json, scalar_from_json, scalar_to_json
 
 try:  # zarr >= 3.2 (importing it from zarr.core.dtype.common is deprecated there)
     from zarr.errors import DataTypeValidationError
@@ -86,8 +87,8 @@ class _MLDType(ZDType[Any, Any], HasItemSize):
     """Shared behaviour of the ml_dtypes wrappers. Subclasses set ``_ml_name`` only.
 
     ``dtype_cls`` and ``_zarr_v3_name`` are filled in when the subclass is defined: the numpy dtype
-    from :func:`numcodecs_ext.dtypes.parse_dtype` and the name from
-    :func:`numcodecs_ext.dtypes.dtype_name`. Without ml_dtypes (or with an ml_dtypes too old for the
+    from :func:`numcodecs_ext.core.dtypes.parse_dtype` and the name from
+    :func:`numcodecs_ext.core.dtypes.dtype_name`. Without ml_dtypes (or with an ml_dtypes too old for the
     type) the class still exists, so zarr's entry points can load it, but it matches no numpy dtype
     and opening an array of the type says which package is missing.
     """
@@ -206,7 +207,7 @@ class _MLDType(ZDType[Any, Any], HasItemSize):
         A scalar already of this type is returned unchanged (NaN payloads are kept). Strings are
         read as fill-value JSON (``"NaN"``, ``"Infinity"``, ``"0x7fc1"``; ``"1.5"`` is not JSON and
         is refused). Numbers are rounded once to the nearest value (through
-        :func:`numcodecs_ext.dtypes.scalar_from_json`). ``TypeError`` for other objects and
+        :func:`numcodecs_ext.core.scalar_json.scalar_from_json`). ``TypeError`` for other objects and
         ``ValueError`` for values the type cannot hold (out of range, or NaN/infinity where the type
         has none).
         """

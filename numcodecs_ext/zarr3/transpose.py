@@ -60,9 +60,8 @@ class Transpose(_TransposeSurface):
         order = configuration.get("order")
         if isinstance(order, str):
             raise ValueError(
-                f"codec 'transpose': order={order!r} is not valid in zarr v3: the transpose spec "
-                "requires an explicit permutation of 0, 1, ..., n-1 (it dropped 'C' and 'F'); "
-                "for 'F' on an n-dimensional array use [n-1, ..., 1, 0]"
+                f"order={order!r} is not valid in zarr v3: give an explicit permutation of 0..n-1 (the spec "
+                "dropped 'C' and 'F'; 'F' is [n-1, ..., 1, 0])"
             )
         return super()._codec_from_configuration(configuration)
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 from numcodecs_ext.core.cast_value import ROUNDING_MODES, cast_array, numeric_info
-from numcodecs_ext.dtypes import parse_dtype
+from numcodecs_ext.core.dtypes import parse_dtype
 
 #: every test here runs with the compiled kernels and with numpy's alone
 pytestmark = pytest.mark.usefixtures("kernels")

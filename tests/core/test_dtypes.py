@@ -10,15 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from zarr.core.dtype import get_data_type_from_json
 
-from numcodecs_ext.dtypes import (
-    dtype_kind,
-    dtype_name,
-    int_range,
-    parse_dtype,
-    scalar_from_json,
-    scalar_to_json,
-    supported_dtype_names,
-)
+from numcodecs_ext.core.dtypes import dtype_kind, dtype_name, int_range, parse_dtype, supported_dtype_names
+from numcodecs_ext.core.scalar_json import scalar_from_json, scalar_to_json
 
 CORE = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
         "float16", "float32", "float64", "complex64", "complex128"]

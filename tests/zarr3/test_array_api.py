@@ -33,7 +33,7 @@ from numcodecs_ext.core.bitround import bitround as cpu_bitround  # noqa: E402
 from numcodecs_ext.core.bitround import plan as bitround_plan  # noqa: E402
 from numcodecs_ext.core.cast_value import cast_array, is_exact_cast  # noqa: E402
 from numcodecs_ext.core.scalar_map import PreparedMap  # noqa: E402
-from numcodecs_ext.dtypes import numeric_info  # noqa: E402
+from numcodecs_ext.core.dtypes import numeric_info  # noqa: E402
 from numcodecs_ext.zarr3._base import zarr_dtype  # noqa: E402
 
 DEVICE = xp.Device("device1")

@@ -135,7 +135,7 @@ def test_scale_offset_kernel_on_a_flushing_device_still_runs() -> None:
 def test_cast_kernel_from_float32_subnormals_on_a_flushing_device(rounding: str, target: str) -> None:
     from numcodecs_ext.core.cast_value import cast_array, is_exact_cast
     from numcodecs_ext.core.scalar_map import PreparedMap
-    from numcodecs_ext.dtypes import numeric_info
+    from numcodecs_ext.core.dtypes import numeric_info
 
     sd, td = np.dtype("float32"), np.dtype(target)
     pairs = [] if td.kind == "f" else [(np.array(0.0, sd), np.array(9, td))]

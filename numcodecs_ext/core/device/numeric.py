@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...dtypes import NumericInfo, numeric_info
+from ..dtypes import NumericInfo, numeric_info
 from .namespace import any_true, copied, declines, FLUSHED, is_dtype, subnormal, view, xp_dtype
 
 __all__ = ["bitround", "cast", "reshape", "scale_offset", "transpose"]
