@@ -101,6 +101,13 @@ def main() -> None:
         import numcodecs_ext
         print(json.dumps({"module": numcodecs_ext.__file__, "results": results}))
         return
+    run(mib=args.mib, repeat=args.repeat, workers=args.workers)
+
+
+def run(quick: bool = False, mib: int = 256, repeat: int = 3, workers: list[int] | None = None) -> None:
+    """Print the table (``quick``: 32 MiB, one repeat, for CI's smoke run)."""
+    if quick:
+        mib, repeat = 32, 1
     import zarr
 
     pipelines: list[str | None] = [None]
@@ -109,16 +116,16 @@ def main() -> None:
         pipelines.append("zarr.core.codec_pipeline.FusedCodecPipeline")
     except ImportError:
         pass
-    workers = args.workers or sorted({1, os.cpu_count() or 1})
+    workers = workers or sorted({1, os.cpu_count() or 1})
     print(f"scale_offset + cast_value(float32 -> uint16) through zarr {zarr.__version__}, "
           f"Python {sys.version.split()[0]}")
-    print(f"{args.mib} MiB float32 in 4 MiB chunks, MemoryStore, median of {args.repeat}")
+    print(f"{mib} MiB float32 in 4 MiB chunks, MemoryStore, median of {repeat}")
     here = os.path.dirname(os.path.abspath(__file__))
     for pipeline in pipelines:
         for n in workers:
             out = subprocess.run(
-                [sys.executable, os.path.join(here, "bench_fusion.py"), "--mib", str(args.mib),
-                 "--repeat", str(args.repeat), "--child", json.dumps([n, pipeline])],
+                [sys.executable, os.path.join(here, "bench_fusion.py"), "--mib", str(mib),
+                 "--repeat", str(repeat), "--child", json.dumps([n, pipeline])],
                 check=True, capture_output=True, text=True, cwd=os.getcwd(),
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(
                     [here, os.getcwd(), os.environ.get("PYTHONPATH", "")])})

@@ -431,7 +431,7 @@ def register_zarr_dtypes() -> list[str]:
     >>> register_zarr_dtypes()
     []
     """
-    from zarr.core.dtype import data_type_registry
+    from zarr.dtype import data_type_registry
 
     current = data_type_registry.contents
     missing = {cls._zarr_v3_name: cls for cls in ML_DTYPES_CLASSES
