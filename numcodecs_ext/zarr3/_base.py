@@ -132,7 +132,7 @@ class _V3Common:
         written with (``zfp``, ``numcodecs.zfp`` ...), whichever layer found the fault."""
         shown = self.parse_name(name)
         if codec is None:
-            codec = self.parse_configuration(configuration, shown)
+            codec = self.parse_configuration(self._from_fields(configuration), shown)
         elif configuration:
             raise ValueError(f"codec {shown!r}: pass either codec= or the configuration keys "
                              f"({', '.join(map(repr, configuration))}), not both")
@@ -154,6 +154,13 @@ class _V3Common:
     @staticmethod
     def _field_value(codec: ExtCodec, key: str) -> Any:
         return getattr(codec, key)
+
+    @classmethod
+    def _from_fields(cls, configuration: dict[str, Any]) -> dict[str, Any]:
+        """The configuration of constructor keywords that may be field values: a field at None
+        is a parameter not given, as zarr's ``dataclasses.replace`` passes every field."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return {k: v for k, v in configuration.items() if not (v is None and k in fields)}
 
     # --- parsing ---------------------------------------------------------------------------
     @classmethod

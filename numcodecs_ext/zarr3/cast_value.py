@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from zarr.dtype import ZDType
 
 from ..codecs.cast_value import CastValue as _CastValue
 from ..dtypes import dtype_name
@@ -53,6 +54,18 @@ class _CastValueFields(ArrayArrayV3):
             raw = codec.scalar_map
             return None if raw is None else {d: _first_wins(pairs) for d, pairs in raw.items()}
         return getattr(codec, key)
+
+    @classmethod
+    def _from_fields(cls, configuration: dict[str, Any]) -> dict[str, Any]:
+        """The target given as the field ``dtype`` (a zarr data type, as ``dataclasses.replace``
+        passes it) is the configuration's ``data_type``; a ``dtype`` that is no zarr data type is
+        the numcodecs key (``numcodecs.cast_value``: the source dtype)."""
+        config = super()._from_fields(configuration)
+        if isinstance(config.get("dtype"), ZDType) and "data_type" not in config:
+            config["data_type"] = config.pop("dtype")
+        if "data_type" in config:  # (numcodecs.cast_value's too)
+            config["data_type"] = _data_type_json(config["data_type"])
+        return config
 
     @classmethod
     def _codec_from_configuration(cls, configuration: dict[str, Any]) -> Any:
