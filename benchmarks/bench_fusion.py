@@ -10,7 +10,8 @@ with the anchor, our unfused chain, timed in alternation in the same process.
 Rows: ``ours`` (numcodecs_ext's zarr v3 classes, run one codec after the other as zarr runs any
 chain); ``ours, fused`` where this version of numcodecs_ext still links the pair (it did up to the
 zarr3 redesign, by overriding zarr's private ``NDBuffer._data``; the redesign measured it and
-dropped it, see docs/interop.md); ``zarr built-ins`` where zarr has them (zarr >= 3.2).
+dropped it, see docs/codecs/scale-offset-cast-value.md); ``zarr built-ins`` where zarr has
+them (zarr >= 3.2).
 """
 
 from __future__ import annotations
