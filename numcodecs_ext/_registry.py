@@ -93,7 +93,7 @@ def register_numcodecs() -> None:
 def register_zarr() -> None:
     """Register the zarr v3 classes with zarr's codec registry and pin defaults where needed."""
     try:
-        from zarr.core.config import config
+        from zarr import config
         from zarr.registry import fully_qualified_name, register_codec
     except ImportError:  # pragma: no cover - zarr is a dependency; stay importable without it
         return
@@ -123,7 +123,7 @@ def zarr_choice(name: str) -> tuple[str, str]:
     """
     import os
 
-    from zarr.core.config import config
+    from zarr import config
     from zarr.registry import fully_qualified_name, get_codec_class
 
     chosen = fully_qualified_name(get_codec_class(name))

@@ -20,7 +20,7 @@ array([ 12,  96, 224, 224], dtype=uint8)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 
 from ..codecs.bitround import BitRound as _BitRound
 from ._base import ArrayArrayV3
@@ -28,13 +28,11 @@ from ._base import ArrayArrayV3
 __all__ = ["BitRound"]
 
 
-@dataclass(frozen=True, init=False, repr=False)
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
 class BitRound(ArrayArrayV3):
     """zarr v3 ``bitround`` codec, e.g. ``BitRound(keepbits=10)``."""
 
     numcodecs_class = _BitRound
     spec_names = ("bitround", "numcodecs.bitround")
 
-    @property
-    def keepbits(self) -> int:
-        return self.codec.keepbits  # type: ignore[attr-defined,no-any-return]
+    keepbits: int

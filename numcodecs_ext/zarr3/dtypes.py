@@ -45,16 +45,24 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from zarr.dtype import ZDType
+
+# zarr names that are not public API, and why we still use them:
+# - HasEndianness, HasItemSize (zarr.core.dtype.common): the mixins zarr's own numeric data types
+#   are built from (the endianness field, item_size); a ZDType must provide both, and zarr has
+#   no public module for them.
+# - ZDType's class attribute _zarr_v3_name (beside dtype_cls): what a ZDType subclass
+#   declares and data_type_registry reads (zarr's documented way of adding a data type).
+# - data_type_registry.contents (register_zarr_dtypes): replaced copy-on-write, see there.
 from zarr.core.dtype.common import HasEndianness, HasItemSize
-from zarr.core.dtype.wrapper import ZDType
 
 from ..core.dtypes import dtype_kind, dtype_name, parse_dtype
 from ..core.scalar_json import number_to_json, scalar_from_json, scalar_to_json
 
 try:  # zarr >= 3.2 (importing it from zarr.core.dtype.common is deprecated there)
     from zarr.errors import DataTypeValidationError
-except ImportError:  # pragma: no cover - zarr 3.1
-    from zarr.core.dtype.common import DataTypeValidationError
+except ImportError:  # pragma: no cover - zarr 3.1 (where zarr.dtype has it, not yet deprecated)
+    from zarr.dtype import DataTypeValidationError
 
 __all__ = [
     "BFloat16",
@@ -432,7 +440,7 @@ def register_zarr_dtypes() -> list[str]:
     >>> register_zarr_dtypes()
     []
     """
-    from zarr.core.dtype import data_type_registry
+    from zarr.dtype import data_type_registry
 
     current = data_type_registry.contents
     missing = {cls._zarr_v3_name: cls for cls in ML_DTYPES_CLASSES

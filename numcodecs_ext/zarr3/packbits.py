@@ -20,7 +20,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any, ClassVar
 
 from ..codecs.packbits import PackBits as _PackBits
@@ -29,7 +29,7 @@ from ._base import ArrayBytesV3, _native
 __all__ = ["PackBits"]
 
 
-@dataclass(frozen=True, init=False, repr=False)
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
 class PackBits(ArrayBytesV3):
     """zarr v3 ``packbits`` codec, e.g. ``PackBits(first_bit=0, last_bit=3)``."""
 
@@ -37,10 +37,9 @@ class PackBits(ArrayBytesV3):
     spec_names = ("packbits",)
     is_fixed_size: ClassVar[bool] = True
 
-    def __getattr__(self, name: str) -> Any:
-        if name in ("padding_encoding", "first_bit", "last_bit"):
-            return getattr(self.codec, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    padding_encoding: str
+    first_bit: int | None
+    last_bit: int | None
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
         self._check_fill(chunk_spec)  # the fill value must fit the stored bits, like the data

@@ -21,8 +21,8 @@ ValueError: codec 'reshape': shape=[4, -1] cannot hold chunks of shape [2, 3] (6
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 from ..codecs.reshape import Reshape as _Reshape
@@ -31,13 +31,13 @@ from ._base import AdapterMixin, ArrayArrayV3
 __all__ = ["NumcodecsReshape", "Reshape"]
 
 
-class _ReshapeSurface(ArrayArrayV3):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class _ReshapeFields(ArrayArrayV3):
+    """``shape``: the configuration (sizes, -1 and lists of input dimensions)."""
+
     numcodecs_class = _Reshape
 
-    @property
-    def shape(self) -> list[Any]:
-        """The ``shape`` configuration (sizes, -1 and lists of input dimensions)."""
-        return self.codec.shape  # type: ignore[attr-defined,no-any-return]
+    shape: list[Any]
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length
@@ -74,15 +74,15 @@ class _ReshapeSurface(ArrayArrayV3):
             raise first_error
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class Reshape(_ReshapeSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class Reshape(_ReshapeFields):
     """zarr v3 ``reshape`` codec, e.g. ``Reshape(shape=[[0, 1], [2], 3])``."""
 
     spec_names = ("reshape",)
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class NumcodecsReshape(AdapterMixin, _ReshapeSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class NumcodecsReshape(AdapterMixin, _ReshapeFields):
     """``numcodecs.reshape``: the numcodecs codec under zarr's adapter naming."""
 
     spec_names = ()

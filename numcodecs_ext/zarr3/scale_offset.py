@@ -18,7 +18,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
@@ -27,37 +27,29 @@ from ._base import AdapterMixin, ArrayArrayV3
 __all__ = ["NumcodecsScaleOffset", "ScaleOffset"]
 
 
-class _ScaleOffsetSurface(ArrayArrayV3):
-    """What zarr's own ScaleOffset exposes."""
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class _ScaleOffsetFields(ArrayArrayV3):
+    """What zarr's own ScaleOffset exposes: ``offset`` and ``scale`` as JSON (a number, or a
+    string such as ``"NaN"`` or ``"0x3f800000"``)."""
 
     numcodecs_class = _ScaleOffset
 
-    @property
-    def offset(self) -> Any:
-        """The offset as JSON (a number, or a string such as ``"NaN"`` or ``"0x3f800000"``)."""
-        return self.codec.offset  # type: ignore[attr-defined]
-
-    @property
-    def scale(self) -> Any:
-        """The scale as JSON (a number, or a string such as ``"0x3dcccccd"``)."""
-        return self.codec.scale  # type: ignore[attr-defined]
+    offset: Any
+    scale: Any
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length  # same dtype, same shape
 
-    async def _encode_single(self, chunk_array: Any, _chunk_spec: Any) -> Any:
-        return await super()._encode_single(chunk_array, _chunk_spec)
 
-
-@dataclass(frozen=True, init=False, repr=False)
-class ScaleOffset(_ScaleOffsetSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class ScaleOffset(_ScaleOffsetFields):
     """zarr v3 ``scale_offset`` codec, e.g. ``ScaleOffset(offset=-10, scale=0.1)``."""
 
     spec_names = ("scale_offset",)
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class NumcodecsScaleOffset(AdapterMixin, _ScaleOffsetSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class NumcodecsScaleOffset(AdapterMixin, _ScaleOffsetFields):
     """``numcodecs.scale_offset``: the numcodecs codec under zarr's adapter naming."""
 
     spec_names = ()

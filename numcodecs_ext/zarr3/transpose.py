@@ -18,7 +18,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
 from ..codecs.transpose import Transpose as _Transpose
@@ -27,47 +27,48 @@ from ._base import AdapterMixin, ArrayArrayV3
 __all__ = ["NumcodecsTranspose", "Transpose"]
 
 
-class _TransposeSurface(ArrayArrayV3):
-    """What zarr's own TransposeCodec exposes, with its method signatures."""
+def parse_spec_order(configuration: dict[str, Any]) -> None:
+    """Refuse the numcodecs constants ``"C"``/``"F"``, which the zarr v3 spec dropped."""
+    order = configuration.get("order")
+    if isinstance(order, str):
+        raise ValueError(
+            f"order={order!r} is not valid in zarr v3: give an explicit permutation "
+            "of 0..n-1 (the spec dropped 'C' and 'F'; 'F' is [n-1, ..., 1, 0])"
+        )
+
+
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class _TransposeFields(ArrayArrayV3):
+    """What zarr's own TransposeCodec exposes: ``order``, the permutation (``"C"``/``"F"`` only
+    in a ``numcodecs.transpose`` configuration that has not met its array yet)."""
 
     numcodecs_class = _Transpose
 
-    @property
-    def order(self) -> tuple[int, ...] | str:
-        """The permutation (``"C"``/``"F"`` only in a ``numcodecs.transpose`` configuration that
-        has not met its array yet)."""
-        order = self.codec.order  # type: ignore[attr-defined]
+    order: tuple[int, ...] | str
+
+    @staticmethod
+    def _field_value(codec: Any, key: str) -> Any:
+        order = codec.order
         return order if isinstance(order, str) else tuple(order)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length
 
-    def _encode_sync(self, chunk_array: Any, _chunk_spec: Any) -> Any:
-        return super()._encode_sync(chunk_array, _chunk_spec)
 
-    async def _encode_single(self, chunk_array: Any, _chunk_spec: Any) -> Any:
-        return await super()._encode_single(chunk_array, _chunk_spec)
-
-
-@dataclass(frozen=True, init=False, repr=False)
-class Transpose(_TransposeSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class Transpose(_TransposeFields):
     """zarr v3 ``transpose`` codec, e.g. ``Transpose(order=[1, 0])``."""
 
     spec_names = ("transpose",)
 
     @classmethod
     def _codec_from_configuration(cls, configuration: dict[str, Any]) -> Any:
-        order = configuration.get("order")
-        if isinstance(order, str):
-            raise ValueError(
-                f"order={order!r} is not valid in zarr v3: give an explicit permutation of 0..n-1 (the spec "
-                "dropped 'C' and 'F'; 'F' is [n-1, ..., 1, 0])"
-            )
+        parse_spec_order(configuration)
         return super()._codec_from_configuration(configuration)
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class NumcodecsTranspose(AdapterMixin, _TransposeSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class NumcodecsTranspose(AdapterMixin, _TransposeFields):
     """``numcodecs.transpose``: the numcodecs codec under zarr's adapter naming."""
 
     spec_names = ()

@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
 from ..codecs.zfp import Zfp as _Zfp
@@ -28,27 +28,31 @@ from ._base import ADAPTER_PREFIX, AdapterMixin, ArrayBytesV3
 __all__ = ["NumcodecsZfp", "Zfp"]
 
 
-class _ZfpSurface(ArrayBytesV3):
-    """The configuration as attributes: ``mode`` and that mode's parameters (others None)."""
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class _ZfpFields(ArrayBytesV3):
+    """The configuration: ``mode`` and that mode's parameters (the others None)."""
 
     numcodecs_class = _Zfp
 
-    def __getattr__(self, name: str) -> Any:
-        if name in ("mode", "tolerance", "rate", "precision", "minbits", "maxbits", "maxprec",
-                    "minexp"):
-            return getattr(self.codec, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    mode: str
+    tolerance: float | None
+    rate: float | None
+    precision: int | None
+    minbits: int | None
+    maxbits: int | None
+    maxprec: int | None
+    minexp: int | None
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class Zfp(_ZfpSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class Zfp(_ZfpFields):
     """zarr v3 ``zfp`` codec, e.g. ``Zfp(mode="fixed_rate", rate=8)`` (or ``name="zarrs.zfp"``)."""
 
     spec_names = ("zfp", "zarrs.zfp")
 
 
-@dataclass(frozen=True, init=False, repr=False)
-class NumcodecsZfp(AdapterMixin, _ZfpSurface):
+@dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
+class NumcodecsZfp(AdapterMixin, _ZfpFields):
     """``numcodecs.zfp``: the numcodecs codec under zarr's adapter naming and configuration."""
 
     spec_names = ()

@@ -1,11 +1,10 @@
-"""scale_offset + cast_value fused into one pass: identical to the two steps, in zarr too."""
+"""scale_offset + cast_value fused into one pass: identical to the two steps."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 import pytest
-import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -14,12 +13,6 @@ from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 from numcodecs_ext.core import cast_value, codetable, fused
 from numcodecs_ext.core.scale_offset import decode as so_decode
-from numcodecs_ext.zarr3 import _base as zbase
-from numcodecs_ext.zarr3.cast_value import CastValue as ZCastValue
-from numcodecs_ext.zarr3.cast_value import NumcodecsCastValue
-from numcodecs_ext.zarr3.scale_offset import NumcodecsScaleOffset
-from numcodecs_ext.zarr3.scale_offset import ScaleOffset as ZScaleOffset
-from numcodecs_ext.zarr3.transpose import Transpose as ZTranspose
 
 #: every test here runs with the compiled kernels and with numpy's alone
 pytestmark = pytest.mark.usefixtures("kernels")
@@ -331,171 +324,3 @@ def test_code_table_decode_any_parameters(offset, scale, codes_dtype, decoded, n
     if want_err is None:
         assert _bits(fused.decode(codes, offset=off, scale=sc, **args)) == _bits(
             so_decode(cast_value.cast_array(codes, **args), off, sc))
-
-
-# --- zarr v3 ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def ours():
-    names = {"scale_offset": ZScaleOffset, "cast_value": ZCastValue,
-             "numcodecs.scale_offset": NumcodecsScaleOffset,
-             "numcodecs.cast_value": NumcodecsCastValue}
-    with zarr.config.set({f"codecs.{n}": f"{c.__module__}.{c.__qualname__}" for n, c in names.items()}):
-        yield
-
-
-@pytest.fixture
-def fused_calls(monkeypatch):
-    """Counts the fused passes zarr makes (wrapping our own function, not zarr's)."""
-    calls: list[str] = []
-    for name in ("encode", "decode"):
-        real = getattr(fused, name)
-
-        def spy(*args, _real=real, _name=name, **kwargs):
-            calls.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(fused, name, spy)
-    return calls
-
-
-def _chunks(store: dict) -> dict[str, bytes]:
-    return {k: v.to_bytes() for k, v in sorted(store.items()) if k != "zarr.json"}
-
-
-#: zarr's default pipeline (async, per chunk) and zarr 3.4's opt-in synchronous one
-PIPELINES = ["zarr.core.codec_pipeline.BatchedCodecPipeline",
-             "zarr.core.codec_pipeline.FusedCodecPipeline"]
-
-
-@pytest.fixture(params=PIPELINES, ids=lambda p: p.rsplit(".", 1)[1])
-def pipeline(request):
-    module, name = request.param.rsplit(".", 1)
-    if not hasattr(__import__(module, fromlist=[name]), name):
-        pytest.skip(f"this zarr {zarr.__version__} has no {name}")
-    with zarr.config.set({"codec_pipeline.path": request.param}):
-        yield request.param
-
-
-@pytest.mark.parametrize("pair", [(ZScaleOffset, ZCastValue), (NumcodecsScaleOffset, NumcodecsCastValue),
-                                  (ZScaleOffset, NumcodecsCastValue)])
-@pytest.mark.parametrize("shards", [None, (40, 30)])
-def test_zarr_chain_is_fused_and_identical(ours, fused_calls, pipeline, pair, shards) -> None:
-    so_cls, cv_cls = pair
-    x = _values(np.dtype("float64"), 80 * 60, 3).reshape(80, 60) + 1000
-    x[:20, :20] = np.nan  # a whole chunk of fill value, and partial ones
-
-    def array(filters, store):
-        return zarr.create_array(store, shape=x.shape, chunks=(20, 15), shards=shards,
-                                 dtype="float64", fill_value=np.nan, filters=filters,
-                                 compressors=None)
-
-    linked_store: dict = {}
-    linked = array([so_cls(offset=-10, scale=0.1),
-                    cv_cls(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)], linked_store)
-    # a zarr transpose in between: the two are not neighbours, nothing is fused
-    apart_store: dict = {}
-    apart = array([so_cls(offset=-10, scale=0.1), ZTranspose(order=(0, 1)),
-                   cv_cls(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)], apart_store)
-    assert type(linked.async_array.codec_pipeline).__name__ == pipeline.rsplit(".", 1)[1]
-    apart[...] = x
-    assert fused_calls == []
-    linked[...] = x
-    assert "encode" in fused_calls
-    assert _chunks(linked_store) == _chunks(apart_store) != {}
-    fused_calls.clear()
-    got = linked[...]
-    assert "decode" in fused_calls
-    assert got.tobytes() == apart[...].tobytes()
-    linked[5:7, 3:40] = 2000.0  # partial writes read, merge and re-encode through the chain
-    apart[5:7, 3:40] = 2000.0
-    assert linked[...].tobytes() == apart[...].tobytes()
-
-
-def test_zarr_fused_errors_propagate(ours) -> None:
-    z = zarr.create_array({}, shape=(100,), chunks=(50,), dtype="float64", fill_value=0.0,
-                          filters=[ZScaleOffset(offset=0, scale=1), ZCastValue(data_type="uint8")],
-                          compressors=None)
-    with pytest.raises(ValueError, match=r"cannot convert 300 \(float64\) to uint8"):
-        z[...] = np.full(100, 300.0)
-    h = zarr.create_array({}, shape=(4,), chunks=(4,), dtype="float16", fill_value=0.0,
-                          filters=[ZScaleOffset(offset=0, scale=1000), ZCastValue(data_type="int32")],
-                          compressors=None)
-    with pytest.raises(ValueError, match=r"x=.*100\.0.* overflows float16"):
-        h[...] = np.array([1, 2, 3, 100], np.float16)
-
-
-def test_zarr_links_stay_with_their_array(ours) -> None:
-    """The user's codec objects are never linked; a scale_offset used alone does not defer."""
-    so = ZScaleOffset(offset=-8, scale=0.5)
-    cv = ZCastValue(data_type="uint8", out_of_range="clamp", scalar_map=NAN_MAP)
-    zarr.create_array({}, shape=(8,), chunks=(4,), dtype="float64", fill_value=np.nan,
-                      filters=[so, cv], compressors=None)[...] = np.arange(8.0)
-    assert so._after is None and cv._before is None
-    alone = zarr.create_array({}, shape=(8,), chunks=(4,), dtype="float64", fill_value=0.0,
-                              filters=[so], compressors=None)
-    alone[...] = np.arange(8.0)
-    assert alone[...].tolist() == np.arange(8.0).tolist()
-
-
-def test_links_follow_the_spec_not_the_thread(ours) -> None:
-    """A codec finds its predecessor through the spec that predecessor resolved, whichever
-    thread evolves it; a spec zarr derives from it (dataclasses.replace) links nothing."""
-    import dataclasses
-    import threading
-
-    from zarr.core.array_spec import ArrayConfig, ArraySpec
-    from zarr.core.buffer import default_buffer_prototype
-
-    spec = ArraySpec(shape=(4,), dtype=zbase.zarr_dtype(np.dtype("float64")), fill_value=0.0,
-                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
-    so = ZScaleOffset(offset=-8, scale=0.5).evolve_from_array_spec(spec)
-    resolved = so.resolve_metadata(spec)
-    assert resolved.resolved_by is so
-    evolved = []
-    worker = threading.Thread(target=lambda: evolved.append(
-        ZCastValue(data_type="uint8").evolve_from_array_spec(resolved)))
-    worker.start()
-    worker.join()
-    assert evolved[0]._before is so and so._after is evolved[0]
-    copied = dataclasses.replace(resolved, shape=(2,))
-    assert getattr(copied, "resolved_by", None) is None
-    assert ZCastValue(data_type="uint8").evolve_from_array_spec(copied)._before is None
-
-
-def test_deferred_buffer_computes_for_anyone_else() -> None:
-    """A deferred result nobody fuses is computed, once, by the first use of its data."""
-    calls = []
-    src = np.arange(6.0).reshape(2, 3)
-
-    def compute():
-        calls.append(1)
-        return src * 2
-
-    producer = object()
-    d = zbase._Deferred(producer=producer, source=src, compute=compute)
-    assert d.take(object()) is None and d.take(producer) is src and calls == []
-    assert d.shape == (2, 3) and d.as_numpy_array().tolist() == (src * 2).tolist()
-    assert d[0:1].as_ndarray_like().tolist() == [[0.0, 2.0, 4.0]]
-    assert calls == [1] and d.take(producer) is None  # computed: nothing left to take
-    assert isinstance(d, zbase._cpu.NDBuffer)
-
-
-
-def test_codecs_pickle_after_chunks_built_their_caches() -> None:
-    """dask pickles zarr arrays, codecs included: the per-chunk caches (closures) are left out
-    and rebuilt, and the clone decodes the same."""
-    import pickle
-
-    so = ScaleOffset(offset=200.0, scale=100.0, dtype="float32")
-    cv = ZCastValue(data_type="uint16", out_of_range="clamp")
-    codes = np.arange(0, 64 * 7, 7, dtype=np.uint16).reshape(8, 8)
-    f32 = np.dtype("float32")
-    first = [cv.fused_decode(so, codes, (8, 8), f32) for _ in range(codetable.MIN_CALLS + 2)]
-    assert all(_bits(a) == _bits(first[0]) for a in first)
-    clone = pickle.loads(pickle.dumps(cv))
-    assert clone == cv and "_chunk_coders" not in clone.__dict__
-    assert _bits(clone.fused_decode(so, codes, (8, 8), f32)) == _bits(first[0])
-    want = fused.decode(codes, "float32", 200.0, 100.0, out_of_range="clamp")
-    assert _bits(first[-1]) == _bits(want)
