@@ -112,7 +112,10 @@ class MigrateOptions:
         if not isinstance(self.verify, (str, VerifyPlan)) and self.verify is not None:
             raise UsageError(f"verify={self.verify!r} is not valid; use full, sample:N (N >= 1), "
                              "none or a VerifyPlan")
-        object.__setattr__(self, "verify", parse_verify(self.verify))
+        try:
+            object.__setattr__(self, "verify", parse_verify(self.verify))
+        except UsageError as e:  # named as the command line names it: here, the field
+            raise UsageError(str(e).replace("--verify ", "verify=", 1)) from None
         object.__setattr__(self, "nan_code", parse_codes(self.nan_code, "nan_code"))
         object.__setattr__(self, "fill_code", parse_codes(self.fill_code, "fill_code"))
         if self.storage_options is not None and not isinstance(self.storage_options, Mapping):
