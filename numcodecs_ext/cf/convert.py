@@ -43,9 +43,9 @@ from .representable import refuse_ragged
 from .source import Source, check_source
 from .write import write_verify_commit
 
-__all__ = ["ConvertReport", "auto_chunks", "convert", "parse_chunk_mib", "parse_chunks"]
+__all__ = ["CHUNK_MIB_RANGE", "ConvertReport", "auto_chunks", "convert"]
 
-#: --chunk-mib: from 1/64 MiB (16 KiB) to 1 GiB
+#: chunk_bytes (--chunk-mib), in MiB: from 1/64 MiB (16 KiB) to 1 GiB
 CHUNK_MIB_RANGE = (1 / 64, 1024.0)
 #: more chunks than this in one conversion is refused (the task graph alone would need GBs)
 MAX_CHUNKS = 2_000_000
@@ -115,7 +115,7 @@ def _check_arguments(zarr_format: Any, chunks: Mapping[str, Any] | None, chunk_b
                          f"{CHUNK_MIB_RANGE[0]:g} to {CHUNK_MIB_RANGE[1]:g})")
     for dim, size in (chunks or {}).items():
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
-            raise UsageError(f"--chunks {dim}={size!r}: sizes are whole numbers from 1 to {2**31}")
+            raise UsageError(f"chunks {dim}={size!r} (--chunks): sizes are whole numbers from 1 to {2**31}")
 
 
 def convert(
@@ -381,7 +381,7 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
     dims = {str(d) for ds in opened for d in ds.dims}
     unknown = sorted(set(chunks or {}) - dims)
     if unknown:
-        raise UsageError(f"--chunks {', '.join(unknown)}: not a dimension of {source.path}; its dimensions "
+        raise UsageError(f"chunks {', '.join(unknown)} (--chunks): not a dimension of {source.path}; its dimensions "
                          f"are {', '.join(sorted(dims)) or '(none)'}")
     plans = [plan_group(opened[2 * i], opened[2 * i + 1], g, chunks=chunks, chunk_bytes=chunk_bytes,
                         compressor=compressor, zarr_format=zarr_format) for i, g in enumerate(groups)]
@@ -389,40 +389,5 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
                 for v in plans for name, p in v.variables.items() if p.chunks)
     if count > MAX_CHUNKS:
         raise UsageError(f"these chunks make {count} chunks in all (at most {MAX_CHUNKS}); choose larger "
-                         "chunks (--chunks, --chunk-mib)")
+                         "chunks (chunks, chunk_bytes; --chunks, --chunk-mib)")
     return plans
-
-
-# -- the command line's values ---------------------------------------------------------------------
-
-
-def parse_chunks(text: str | None) -> dict[str, int] | None:
-    """``--chunks time=24,lat=181`` as a mapping; UsageError for anything else.
-
-    >>> parse_chunks("time=24, lat=181")
-    {'time': 24, 'lat': 181}
-    """
-    if text is None:
-        return None
-    out: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, size = (s.strip() for s in item.partition("="))
-        if not sep or not name or not size.isdigit() or not 1 <= int(size) <= 2**31:
-            raise UsageError(f"--chunks {text!r}: expected DIM=SIZE[,DIM=SIZE...] with whole sizes from 1 to "
-                             f"{2**31}, got {item.strip()!r}")
-        if name in out:
-            raise UsageError(f"--chunks {text!r}: {name} is given twice")
-        out[name] = int(size)
-    return out
-
-
-def parse_chunk_mib(text: str) -> int:
-    """``--chunk-mib`` as bytes; UsageError outside :data:`CHUNK_MIB_RANGE` (or not a number)."""
-    lo, hi = CHUNK_MIB_RANGE
-    try:
-        mib = float(text)
-    except ValueError:
-        mib = math.nan
-    if not (math.isfinite(mib) and lo <= mib <= hi):
-        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} (16 KiB) to {hi:g} (MiB)")
-    return int(mib * (1 << 20))

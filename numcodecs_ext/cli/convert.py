@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from ..cf.compress import COMPRESSORS, SHUFFLES, Compressor
-from ..cf.convert import convert, parse_chunk_mib, parse_chunks
+from ..cf.convert import CHUNK_MIB_RANGE, convert
+from ..store.errors import UsageError
 from ..store.storage import parse_storage_options
 from ..store.verifying import parse_verify
 from .options import add_storage_options, add_verify
@@ -37,6 +39,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verify(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
     add_storage_options(parser)
+
+
+def parse_chunks(text: str | None) -> dict[str, int] | None:
+    """``--chunks time=24,lat=181`` as a mapping; UsageError for anything else.
+
+    >>> parse_chunks("time=24, lat=181")
+    {'time': 24, 'lat': 181}
+    """
+    if text is None:
+        return None
+    out: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, size = (s.strip() for s in item.partition("="))
+        if not sep or not name or not size.isdigit() or not 1 <= int(size) <= 2**31:
+            raise UsageError(f"--chunks {text!r}: expected DIM=SIZE[,DIM=SIZE...] with whole sizes from 1 to "
+                             f"{2**31}, got {item.strip()!r}")
+        if name in out:
+            raise UsageError(f"--chunks {text!r}: {name} is given twice")
+        out[name] = int(size)
+    return out
+
+
+def parse_chunk_mib(text: str) -> int:
+    """``--chunk-mib`` as bytes; UsageError outside :data:`CHUNK_MIB_RANGE` (or not a number)."""
+    lo, hi = CHUNK_MIB_RANGE
+    try:
+        mib = float(text)
+    except ValueError:
+        mib = math.nan
+    if not (math.isfinite(mib) and lo <= mib <= hi):
+        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} (16 KiB) to {hi:g} (MiB)")
+    return int(mib * (1 << 20))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -170,7 +170,7 @@ def _location(store: Any, storage_options: Any = None) -> Location:
     return location
 
 
-def normalize(store: Any, options: MigrateOptions | None = None, /, *, dry_run: bool = False,
+def normalize(store: Any, options: MigrateOptions | None = None, *, dry_run: bool = False,
               **keywords: Any) -> NormalizeReport:
     """Rewrite every array's numcodecs FixedScaleOffset/AsType codecs in the v3 store as spec
     codecs, each array only after proving that every chunk reads the same (bit for bit) under

@@ -41,7 +41,7 @@ __all__ = ["MigrateOptions", "MigrationReport", "finish_in_place", "migrate", "m
            "plan_migration", "plan_store", "verify"]
 
 
-def migrate(src: Any, dst: Any, options: MigrateOptions | None = None, /, **keywords: Any) -> MigrationReport:
+def migrate(src: Any, dst: Any, options: MigrateOptions | None = None, **keywords: Any) -> MigrationReport:
     """Migrate the zarr v2 store ``src`` to a new zarr v3 store at ``dst``.
 
     Parameters
@@ -76,7 +76,7 @@ def migrate(src: Any, dst: Any, options: MigrateOptions | None = None, /, **keyw
     return report
 
 
-def migrate_in_place(src: Any, options: MigrateOptions | None = None, /, **keywords: Any) -> MigrationReport:
+def migrate_in_place(src: Any, options: MigrateOptions | None = None, **keywords: Any) -> MigrationReport:
     """Add a ``zarr.json`` beside each node's v2 metadata of ``src``, after proving that every
     array reads the same under it (``options.verify``: every chunk, a sample, or none; the v2
     metadata stays, so nothing is lost if a chunk a sample did not read differs). Refused
@@ -107,7 +107,7 @@ def finish_in_place(src: Any, *, dry_run: bool = False, progress: bool = False,
     return remove_v2_metadata(source, dry_run=dry_run, progress=progress)
 
 
-def plan_migration(src: Any, dst: Any = None, options: MigrateOptions | None = None, /, *,
+def plan_migration(src: Any, dst: Any = None, options: MigrateOptions | None = None, *,
                    in_place: bool = False, **keywords: Any) -> MigrationReport:
     """What :func:`migrate` (to ``dst``, or to no place yet) or, with ``in_place``,
     :func:`migrate_in_place` would do, written nowhere: the plan per array, proven on the

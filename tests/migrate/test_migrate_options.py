@@ -91,6 +91,7 @@ def test_the_functions_share_the_record(tmp_path) -> None:
     assert planned.dry_run and not (tmp_path / "v3.zarr").exists()
     assert migrate(src, tmp_path / "v3.zarr", options).verification() == "not verified"
     assert migrate(src, tmp_path / "v3b.zarr", options, verify="full").verified  # a keyword replaces a field
+    assert not migrate(src, tmp_path / "v3c.zarr", options=options).verified
     with pytest.raises(UsageError, match="rewrite"):
         migrate_in_place(src, options, rewrite=True)
     with pytest.raises(UsageError, match="dst=None"):
