@@ -63,7 +63,7 @@ def _show(counts: collections.Counter[str]) -> str:
 def run(quick: bool = False) -> None:
     from tests.helpers.s3server import CountingProxy, MotoServer, S3Bucket, admin_filesystem, s3_environment
 
-    from numcodecs_ext.migrate import migrate
+    from numcodecs_ext.migrate import migrate, migrate_in_place
 
     print("remote: migrate on a local S3 server (moto), requests counted by a proxy")
     print(f"  load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -78,13 +78,13 @@ def run(quick: bool = False) -> None:
                 for verify in ("none", "sample:5", "full"):
                     prefix = f"inplace-{n}-{verify.replace(':', '')}.zarr"
                     _upload(bucket, local, prefix)
-                    counts, seconds = _counts(proxy, lambda p=prefix, v=verify: migrate(
-                        bucket.url(p), in_place=True, verify=v))
+                    counts, seconds = _counts(proxy, lambda p=prefix, v=verify: migrate_in_place(
+                        bucket.url(p), verify=v))
                     what = f"--verify {verify}"
                     print(f"  in place, {n:>5} chunks, {what:17}: {_show(counts)}; {seconds:.2f} s")
                 _upload(bucket, local, f"src-{n}.zarr")
                 counts, seconds = _counts(proxy, lambda n=n: migrate(
-                    bucket.url(f"src-{n}.zarr"), bucket.url(f"dst-{n}.zarr"), verify_result=False))
+                    bucket.url(f"src-{n}.zarr"), bucket.url(f"dst-{n}.zarr"), verify="none"))
                 print(f"  to another prefix, {n:>5} chunks, --verify none: {_show(counts)}; {seconds:.2f} s")
                 counts, seconds = _counts(proxy, lambda n=n: migrate(
                     bucket.url(f"src-{n}.zarr"), bucket.url(f"dst-{n}-s.zarr"), verify="sample:5"))
@@ -93,17 +93,15 @@ def run(quick: bool = False) -> None:
             local = Path(tmp) / "big.zarr"
             build(local, big)
             t0 = time.perf_counter()
-            migrate(local, in_place=True, verify_result=False)
+            migrate_in_place(local, verify="none")
             anchor = time.perf_counter() - t0
             build(local, big)  # (v2 again: the anchor added zarr.json)
             _upload(bucket, local, "big.zarr")
-            counts, seconds = _counts(proxy, lambda: migrate(bucket.url("big.zarr"), in_place=True,
-                                                             verify_result=False))
+            counts, seconds = _counts(proxy, lambda: migrate_in_place(bucket.url("big.zarr"), verify="none"))
             print(f"  in place, {big} chunks, --verify none: {seconds:.2f} s on the S3 server "
                   f"({_show(counts)}); the local disk (anchor): {anchor:.2f} s")
             if not quick:
-                counts, seconds = _counts(proxy, lambda: migrate(bucket.url("big.zarr"), in_place=True,
-                                                                 verify_result=True))
+                counts, seconds = _counts(proxy, lambda: migrate_in_place(bucket.url("big.zarr"), verify="full"))
                 print(f"  in place, {big} chunks, verified (run again: resumes, reads every chunk): "
                       f"{seconds:.1f} s ({_show(counts)})")
         finally:

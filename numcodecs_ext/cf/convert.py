@@ -23,11 +23,9 @@ what was written and verified, and says so.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
-import sys
 import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -35,19 +33,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..store.errors import ToolError, UsageError
-from ..store.storage import StorageError, add_storage_options_argument, parse_storage_options
-from ..store.verifying import VerifyPlan, add_verify_argument, parse_verify
+from ..store.storage import StorageError
+from ..store.verifying import VerifyPlan, parse_verify
 from .handles import open_source, shared_file
-from .compress import COMPRESSORS, DEFAULT, SHUFFLES, Compressor
+from .compress import DEFAULT, Compressor
 from .plan import GroupPlan, VariablePlan, auto_chunks, plan_group
 from .remote import H5NETCDF_OPTIONS, walk_groups
 from .representable import refuse_ragged
 from .source import Source, check_source
 from .write import write_verify_commit
 
-__all__ = ["ConvertReport", "auto_chunks", "convert"]
+__all__ = ["CHUNK_MIB_RANGE", "ConvertReport", "auto_chunks", "convert"]
 
-#: --chunk-mib: from 1/64 MiB (16 KiB) to 1 GiB
+#: chunk_bytes (--chunk-mib), in MiB: from 1/64 MiB (16 KiB) to 1 GiB
 CHUNK_MIB_RANGE = (1 / 64, 1024.0)
 #: more chunks than this in one conversion is refused (the task graph alone would need GBs)
 MAX_CHUNKS = 2_000_000
@@ -117,7 +115,7 @@ def _check_arguments(zarr_format: Any, chunks: Mapping[str, Any] | None, chunk_b
                          f"{CHUNK_MIB_RANGE[0]:g} to {CHUNK_MIB_RANGE[1]:g})")
     for dim, size in (chunks or {}).items():
         if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**31:
-            raise UsageError(f"--chunks {dim}={size!r}: sizes are whole numbers from 1 to {2**31}")
+            raise UsageError(f"chunks {dim}={size!r} (--chunks): sizes are whole numbers from 1 to {2**31}")
 
 
 def convert(
@@ -383,7 +381,7 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
     dims = {str(d) for ds in opened for d in ds.dims}
     unknown = sorted(set(chunks or {}) - dims)
     if unknown:
-        raise UsageError(f"--chunks {', '.join(unknown)}: not a dimension of {source.path}; its dimensions "
+        raise UsageError(f"chunks {', '.join(unknown)} (--chunks): not a dimension of {source.path}; its dimensions "
                          f"are {', '.join(sorted(dims)) or '(none)'}")
     plans = [plan_group(opened[2 * i], opened[2 * i + 1], g, chunks=chunks, chunk_bytes=chunk_bytes,
                         compressor=compressor, zarr_format=zarr_format) for i, g in enumerate(groups)]
@@ -391,91 +389,5 @@ def _plan(source: Source, engine: str, chunks: Mapping[str, int] | None, chunk_b
                 for v in plans for name, p in v.variables.items() if p.chunks)
     if count > MAX_CHUNKS:
         raise UsageError(f"these chunks make {count} chunks in all (at most {MAX_CHUNKS}); choose larger "
-                         "chunks (--chunks, --chunk-mib)")
+                         "chunks (chunks, chunk_bytes; --chunks, --chunk-mib)")
     return plans
-
-
-# -- the command line ----------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``numcodecs-ext convert``."""
-    parser.add_argument("src", help="netCDF file (CF-packed variables become spec codecs): a path or a URL "
-                                    "(s3://bucket/file.nc, https:// ...), read in ranges")
-    parser.add_argument("dst", help="zarr store to create (must not exist): a path or a URL (s3://, gs:// ...)")
-    parser.add_argument("--zarr-format", type=int, choices=[2, 3], default=3,
-                        help="3 (default): the spec codecs as zarr v3 filters; 2: numcodecs_ext's numcodecs filters, "
-                             "for readers of zarr v2 and for what v3 cannot hold (compound types, char variables "
-                             "with a _FillValue)")
-    parser.add_argument("--chunks", help="DIM=SIZE[,DIM=SIZE...]; other dimensions automatic")
-    parser.add_argument("--chunk-mib", default="8", metavar="MIB",
-                        help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
-    parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; "
-                             "all zarr spec codecs")
-    parser.add_argument("--level", type=int, help="compression level (default: blosc 7, zstd 3, gzip 1)")
-    parser.add_argument("--shuffle", choices=list(SHUFFLES),
-                        help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, none "
-                             "for 1 byte)")
-    add_verify_argument(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary")
-    add_storage_options_argument(parser)
-
-
-def parse_chunks(text: str | None) -> dict[str, int] | None:
-    """``--chunks time=24,lat=181`` as a mapping; UsageError for anything else.
-
-    >>> parse_chunks("time=24, lat=181")
-    {'time': 24, 'lat': 181}
-    """
-    if text is None:
-        return None
-    out: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, size = (s.strip() for s in item.partition("="))
-        if not sep or not name or not size.isdigit() or not 1 <= int(size) <= 2**31:
-            raise UsageError(f"--chunks {text!r}: expected DIM=SIZE[,DIM=SIZE...] with whole sizes from 1 to "
-                             f"{2**31}, got {item.strip()!r}")
-        if name in out:
-            raise UsageError(f"--chunks {text!r}: {name} is given twice")
-        out[name] = int(size)
-    return out
-
-
-def parse_chunk_mib(text: str) -> int:
-    """``--chunk-mib`` as bytes; UsageError outside :data:`CHUNK_MIB_RANGE` (or not a number)."""
-    lo, hi = CHUNK_MIB_RANGE
-    try:
-        mib = float(text)
-    except ValueError:
-        mib = math.nan
-    if not (math.isfinite(mib) and lo <= mib <= hi):
-        raise UsageError(f"--chunk-mib {text}: give a size from {lo:g} (16 KiB) to {hi:g} (MiB)")
-    return int(mib * (1 << 20))
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext convert``."""
-    plan = parse_verify(args.verify)
-    chunk_bytes = parse_chunk_mib(args.chunk_mib)
-    chunks = parse_chunks(args.chunks)
-    compressor = Compressor.parse(args.compressor, level=args.level, shuffle=args.shuffle)
-    report = convert(args.src, args.dst, zarr_format=args.zarr_format, chunks=chunks, chunk_bytes=chunk_bytes,
-                     compressor=compressor, progress=not args.quiet, verify=plan,
-                     storage_options=parse_storage_options(args.storage_options))
-    if not args.quiet:
-        print(f"{report.src} -> {report.dst} (zarr v{report.zarr_format})")
-        print(report)
-        if report.resumed:
-            print(report.resumed)
-        if report.verified:
-            print("verified: every value reads back as xarray decodes the netCDF file (packed variables within "
-                  "each value's bound)")
-        elif plan.mode == "sample":
-            print(report.verification)
-        else:
-            print("not verified (--verify none): nothing was read back")
-    elif report.resumed:
-        print(f"numcodecs-ext convert: {report.resumed}", file=sys.stderr)
-    return 0
-

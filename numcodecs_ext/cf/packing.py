@@ -30,7 +30,8 @@ way (the float type's largest scale, the number of codes, the float rounding its
 ``tests/cf/test_suggest.py`` checks the bound against the real codecs, exhaustively over every code
 of the 8- and 16-bit types; ``tests/codecs/test_packing.py`` with hypothesis over random ranges of every
 float type (tiny, subnormal, up to the float maximum, constant), tolerances and NaN flags,
-through the numcodecs codecs and zarr v3 arrays. The search itself is in ``cf/_search.py``.
+through the numcodecs codecs and zarr v3 arrays. The search itself is in ``cf/search.py``, the
+types it returns in ``cf/packed.py``.
 
 Pure numpy over the codec classes; no xarray.
 """
@@ -39,33 +40,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..codecs._base import show as _show  # (one way to show a value in a message)
-from ..core.dtypes import dtype_name
 from .blocks import data_range as _data_range_of
+from .packed import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, as_data_range, is_real
+from .search import Floats, finest, float_range, meeting, why_not, why_tolerance
 
 __all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "as_data_range", "choose_packing",
            "data_range"]
-
-#: packed types, smallest first
-INTEGER_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
-#: the unpacked types a packing is for
-FLOAT_TYPES = ("float16", "float32", "float64")
-
-
-@dataclass(frozen=True)
-class DataRange:
-    """The finite range of some data, whether it holds NaN (None: unknown), how many values."""
-
-    min: float
-    max: float
-    has_nan: bool | None = None
-    count: int | None = None
-
 
 def data_range(data: Any, **kwargs: Any) -> DataRange:
     """The range of ``data`` (numpy, zarr, dask, an xarray variable or anything with ``shape``,
@@ -80,113 +65,6 @@ def data_range(data: Any, **kwargs: Any) -> DataRange:
 
 
 _range_of = data_range  # (choose_packing's data_range argument hides the function)
-
-
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
-def as_data_range(value: Any) -> DataRange:
-    """A :class:`DataRange` from a DataRange or a ``(min, max)`` pair of finite numbers.
-
-    >>> as_data_range((0, 1.5))
-    DataRange(min=0.0, max=1.5, has_nan=None, count=None)
-    >>> as_data_range("0..1")
-    Traceback (most recent call last):
-    ...
-    ValueError: data_range='0..1' is not valid; give a DataRange or a (min, max) pair of finite numbers
-    """
-    if isinstance(value, DataRange):
-        r = value
-    elif isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(_real(v) for v in value):
-        r = DataRange(float(value[0]), float(value[1]))
-    else:
-        raise ValueError(f"data_range={_show(value)} is not valid; give a DataRange or a (min, max) pair of "
-                         "finite numbers")
-    for name, v in (("min", r.min), ("max", r.max)):
-        if not _real(v) or not math.isfinite(float(v)):
-            raise ValueError(f"data_range {name}={_show(v)} is not valid; give a finite number "
-                             "(±Infinity and NaN cannot be packed)")
-    if float(r.min) > float(r.max):
-        raise ValueError(f"data_range min={_show(r.min)} is above max={_show(r.max)}")
-    if r.has_nan not in (None, True, False):
-        raise ValueError(f"data_range has_nan={_show(r.has_nan)} is not valid; use True, False or None")
-    return r
-
-
-@dataclass(frozen=True)
-class Packing:
-    """Floats of ``dtype`` stored as ``packed`` integers: ``code = round((x - offset) * scale)``,
-    NaN as ``nan_code``; every value in ``range`` decodes within ``max_error`` (0: exactly)."""
-
-    dtype: np.dtype
-    packed: np.dtype
-    offset: float
-    scale: float
-    nan_code: int | None
-    max_error: float
-    range: DataRange
-
-    def _scalar_map(self) -> dict[str, Any] | None:
-        if self.nan_code is None:
-            return None
-        return {"encode": [["NaN", self.nan_code]], "decode": [[self.nan_code, "NaN"]]}
-
-    @property
-    def fill_value(self) -> float:
-        """The array's fill value: NaN where a code stands for it, else the offset (code 0)."""
-        return math.nan if self.nan_code is not None else self.offset
-
-    @property
-    def lossless(self) -> bool:
-        """Whether every value in the range decodes to itself."""
-        return self.max_error == 0
-
-    def codecs(self) -> list[dict[str, Any]]:
-        """The zarr v3 filters, as JSON."""
-        cast: dict[str, Any] = {"data_type": dtype_name(self.packed)}
-        if self.nan_code is not None:
-            cast["scalar_map"] = self._scalar_map()
-        return [{"name": "scale_offset", "configuration": {"offset": self.offset, "scale": self.scale}},
-                {"name": "cast_value", "configuration": cast}]
-
-    def filters(self) -> list[Any]:
-        """The same as numcodecs codecs (for zarr v2 ``filters`` and standalone use)."""
-        from ..codecs.cast_value import CastValue
-        from ..codecs.scale_offset import ScaleOffset
-
-        return [ScaleOffset(offset=self.offset, scale=self.scale, dtype=self.dtype.name),
-                CastValue(data_type=self.packed.name, scalar_map=self._scalar_map(),
-                          dtype=self.dtype.name)]
-
-    def zarr_filters(self) -> list[Any]:
-        """The same as zarr v3 codec objects."""
-        from ..zarr3 import CastValue, ScaleOffset
-
-        return [ScaleOffset(offset=self.offset, scale=self.scale),
-                CastValue(data_type=self.packed.name, scalar_map=self._scalar_map())]
-
-    def code(self, store: str = "packed.zarr", shape: Sequence[int] = (100,),
-             chunks: Sequence[int] | None = None) -> str:
-        """Python that creates a zarr v3 array with this packing."""
-        cast = f'data_type="{self.packed.name}"'
-        if self.nan_code is not None:
-            cast += f", scalar_map={self._scalar_map()!r}"
-        fill = 'float("nan")' if self.nan_code is not None else repr(self.offset)
-        shape = tuple(int(n) for n in shape)
-        chunks = tuple(int(c) for c in chunks) if chunks is not None else shape
-        return (f"import zarr\nfrom numcodecs_ext.zarr3 import CastValue, ScaleOffset\n\n"
-                f"z = zarr.create_array({store!r}, shape={shape!r}, "
-                f"chunks={chunks!r}, dtype=\"{self.dtype.name}\",\n"
-                f"                      fill_value={fill},\n"
-                f"                      filters=[ScaleOffset(offset={self.offset!r}, scale={self.scale!r}),\n"
-                f"                               CastValue({cast})])")
-
-    def __str__(self) -> str:
-        nan = f", NaN as {self.nan_code}" if self.nan_code is not None else ""
-        error = "lossless" if self.lossless else f"max error {self.max_error:.3g}"
-        return (f"{self.dtype.name} as {self.packed.name}: offset {self.offset:.10g}, scale "
-                f"{self.scale:.10g}{nan}; {error}")
 
 
 def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] | None = None,
@@ -247,39 +125,38 @@ def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] 
         if name not in INTEGER_TYPES:
             raise ValueError(f"dtype={_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     else:
-        if not _real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
+        if not is_real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
             raise ValueError(f"tolerance={_show(tolerance)} is not valid; give a finite number above 0")
     r = as_data_range(data_range) if data_range is not None else _range_of(data)
     reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
         raise ValueError("the data holds NaN but nan=False: NaN needs a code (nan=True or 'auto')")
-    from ._search import _finest, _float_range, _Floats, _meeting, _why_not, _why_tolerance
 
-    f = _Floats.of(floats)
-    lo, hi = _float_range(f, r)
+    f = Floats.of(floats)
+    lo, hi = float_range(f, r)
     if dtype is not None:
         packed = np.dtype(dtype)
-        p = _finest(f, packed, r, lo, hi, reserve)
+        p = finest(f, packed, r, lo, hi, reserve)
         if p is None:
             raise ValueError(f"the range [{lo:g}, {hi:g}] of {floats.name} values cannot be packed into "
-                             f"{packed.name}: {_why_not(f, packed, lo, hi, reserve)}")
+                             f"{packed.name}: {why_not(f, packed, lo, hi, reserve)}")
         return p
     tol = float(tolerance)  # type: ignore[arg-type]
     best = None
     for name in INTEGER_TYPES:
         packed = np.dtype(name)
-        finest = _finest(f, packed, r, lo, hi, reserve)
-        if finest is None:
+        fine = finest(f, packed, r, lo, hi, reserve)
+        if fine is None:
             continue
-        if best is None or finest.max_error < best.max_error:
-            best = finest
-        if finest.max_error > tol:
+        if best is None or fine.max_error < best.max_error:
+            best = fine
+        if fine.max_error > tol:
             continue
-        found = _meeting(f, packed, r, lo, hi, reserve, tol, finest)
+        found = meeting(f, packed, r, lo, hi, reserve, tol, fine)
         if found is not None:
             return found
     raise ValueError(f"no integer type meets tolerance={tol:g} for {floats.name} values in "
-                     f"[{lo:g}, {hi:g}]: {_why_tolerance(f, lo, hi, tol, reserve, best)}")
+                     f"[{lo:g}, {hi:g}]: {why_tolerance(f, lo, hi, tol, reserve, best)}")
 
 
 def _float_type(data: Any, float_dtype: Any) -> np.dtype:

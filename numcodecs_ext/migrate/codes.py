@@ -39,7 +39,7 @@ from ..core.scalar_json import scalar_from_json, scalar_to_json
 from .text import number
 
 __all__ = ["CodeUse", "FillCheck", "check_fill", "choose_code", "code_cast", "codes_metadata", "codes_zarray",
-           "mapped_codes", "parse_code_option", "scan_codes", "with_code"]
+           "mapped_codes", "parse_code_option", "scan_codes", "with_code", "without_maps"]
 
 #: array -> array codecs whose effect on a scalar numcodecs_ext can compute (through its own
 #: numcodecs classes); ``transpose`` moves values without changing them
@@ -371,6 +371,20 @@ def scan_codes(view: Any, present: Iterable[str] | dict[str, int], *, asked: Ite
         if progress is not None:
             progress.advance(len(stored), chunks=len(stored))
     return use
+
+
+def without_maps(codecs: Any) -> Any:
+    """``codecs`` without the scalar_map of any cast_value (inside sharding too)."""
+    if isinstance(codecs, list):
+        return [without_maps(c) for c in codecs]
+    if not isinstance(codecs, dict):
+        return codecs
+    out = dict(codecs)
+    configuration = out.get("configuration")
+    if isinstance(configuration, dict):
+        configuration = {k: without_maps(v) for k, v in configuration.items() if k != "scalar_map"}
+        out["configuration"] = configuration
+    return out
 
 
 def parse_code_option(values: Iterable[str] | None, option: str) -> dict[str | None, int | str]:

@@ -31,7 +31,7 @@ from .prove import MigrationReport, _doc, open_source, source_view
 from .runs import View
 from .text import counted, error
 
-__all__ = ["finish_in_place", "migrate_in_place"]
+__all__ = ["add_v3_metadata", "remove_v2_metadata"]
 
 
 def _explain_difference(key: str, stored: Any, planned: dict[str, Any]) -> str:
@@ -76,7 +76,7 @@ def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) 
     return kept
 
 
-def migrate_in_place(location: Location, index: StoreIndex, report: MigrationReport, *,
+def add_v3_metadata(location: Location, index: StoreIndex, report: MigrationReport, *,
                      verify: Any = True, dry_run: bool = False, progress: bool = False) -> None:
     """Prove every array under its v3 metadata on its own chunks (``verify``: every chunk, a
     sample, or none; a dry run proves every chunk unless sampled), then add the ``zarr.json``
@@ -117,7 +117,7 @@ def migrate_in_place(location: Location, index: StoreIndex, report: MigrationRep
             location.remove(key)
 
 
-def finish_in_place(location: Location, *, dry_run: bool = False, progress: bool = False) -> MigrationReport:
+def remove_v2_metadata(location: Location, *, dry_run: bool = False, progress: bool = False) -> MigrationReport:
     """Remove the v2 metadata of a store migrated in place, after proving that its v3 metadata
     reads every array as the v2 metadata does."""
     if not location.exists():
@@ -272,13 +272,13 @@ def _differences(index: StoreIndex, node: str, stored: Any) -> list[str]:
 
 
 def _compare(planned: dict[str, Any], stored: dict[str, Any]) -> list[str]:
-    from .normalize import _without_maps
+    from .codes import without_maps
 
     differ = []
     for field, what in _WHAT.items():
         want, have = planned.get(field), stored.get(field)
         if field == "codecs":
-            want, have = _without_maps(want), _without_maps(have)
+            want, have = without_maps(want), without_maps(have)
         same = same_json(want, have)
         if field == "fill_value" and not same:  # "NaN" or a hex form, 0 or 0.0: one value?
             same = _same_fill(planned.get("data_type"), want, have)

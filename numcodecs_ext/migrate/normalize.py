@@ -25,10 +25,8 @@ Examples::
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +34,10 @@ import numpy as np
 
 from ..store.errors import ToolError, UsageError
 from ..store.progress import Progress
-from ..store.storage import Location, add_storage_options_argument, parse_storage_options
-from ..store.verifying import add_verify_argument, parse_verify
-from .filters import MATCHES, NotExpressible, filter_codecs
+from ..store.storage import Location
+from .codes import without_maps
+from .filters import NotExpressible, filter_codecs
+from .options import MigrateOptions
 from .plan import ArrayPlan, index_store
 from .prove import apply_codes
 from .runs import View
@@ -171,14 +170,18 @@ def _location(store: Any, storage_options: Any = None) -> Location:
     return location
 
 
-def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap: bool = False,
-              nan_code: Any = None, fill_code: Any = None, progress: bool = False,
-              storage_options: Any = None, verify: Any = "full") -> NormalizeReport:
+def normalize(store: Any, options: MigrateOptions | None = None, *, dry_run: bool = False,
+              **keywords: Any) -> NormalizeReport:
     """Rewrite every array's numcodecs FixedScaleOffset/AsType codecs in the v3 store as spec
     codecs, each array only after proving that every chunk reads the same (bit for bit) under
     the new metadata; arrays that do not are left as they were, with the reason. With
     ``nan_code`` / ``fill_code`` (see :func:`~numcodecs_ext.migrate.migrate`), NaN or the fill
     value gets a stored code, so that arrays that refused writes accept them.
+
+    ``options`` (a :class:`~numcodecs_ext.migrate.MigrateOptions`, or its fields as keywords)
+    gives ``match``, ``wrap``, ``nan_code``, ``fill_code``, ``verify``, ``progress`` and
+    ``storage_options``; normalize never rewrites chunks and maps only the two numcodecs
+    filters, so it refuses ``rewrite`` and ``keep_numcodecs``.
 
     ``verify`` is "full" (the default) for every run that writes: the proof of every chunk is
     what makes it safe to replace an array's metadata, whose old codecs are then gone. A dry
@@ -187,19 +190,20 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
 
     Returns the report; nothing raises for an array that is left (see ``report.left``).
     """
-    from .v2 import _codes
-
-    if match not in MATCHES:
-        raise UsageError(f"match={match!r} is not valid; use one of {', '.join(MATCHES)}")
-    check = parse_verify(verify)
+    opts = MigrateOptions.make(options, **keywords)
+    refused = [name for name in ("rewrite", "keep_numcodecs") if getattr(opts, name)]
+    if refused:
+        raise UsageError(f"{', '.join(refused)}=True: not an option of normalize (it changes metadata only, "
+                         "and keeps every codec it does not map)")
+    match, wrap, progress, check = opts.match, opts.wrap, opts.progress, opts.verify
     if not check.complete and not dry_run:
         raise UsageError(f"--verify {'sample:' + str(check.count) if check.enabled else 'none'}: normalize "
                          "replaces an array's metadata only after proving that every chunk reads "
                          "identically under the new one (the old codecs are gone afterwards), so it "
                          "cannot sample or skip that proof; use --verify full (the default), or "
                          "--dry-run with --verify sample:N for a quick look")
-    nan_codes, fill_codes = _codes(nan_code, "--nan-code"), _codes(fill_code, "--fill-code")
-    location = _location(store, storage_options)
+    nan_codes, fill_codes = opts.nan_code, opts.fill_code
+    location = _location(store, opts.storage_options)
     if not dry_run:
         location.refuse_writes("normalize replaces zarr.json documents there (--dry-run writes "
                                "nothing)")
@@ -293,20 +297,6 @@ def normalize(store: Any, *, dry_run: bool = False, match: str = "decode", wrap:
     return report
 
 
-def _without_maps(codecs: Any) -> Any:
-    """``codecs`` without the scalar_map of any cast_value (inside sharding too)."""
-    if isinstance(codecs, list):
-        return [_without_maps(c) for c in codecs]
-    if not isinstance(codecs, dict):
-        return codecs
-    out = dict(codecs)
-    configuration = out.get("configuration")
-    if isinstance(configuration, dict):
-        configuration = {k: _without_maps(v) for k, v in configuration.items() if k != "scalar_map"}
-        out["configuration"] = configuration
-    return out
-
-
 _EMPTY = (([], None), (None, []))
 
 
@@ -321,7 +311,7 @@ def _stale(entry: Any, doc: Any) -> bool:
            for k in set(entry) | set(doc) if k != "codecs"):
         return False
     old, new = entry.get("codecs") or [], doc.get("codecs") or []
-    return (_has_numcodecs(old) and not _has_numcodecs(new)) or _without_maps(old) == _without_maps(new)
+    return (_has_numcodecs(old) and not _has_numcodecs(new)) or without_maps(old) == without_maps(new)
 
 
 def _update_consolidated(location: Location, index: Any, current: dict[str, dict[str, Any]], *,
@@ -351,51 +341,3 @@ def _update_consolidated(location: Location, index: Any, current: dict[str, dict
         if changed and not dry_run:
             location.write(key, json.dumps(doc, indent=2).encode())
     return updated
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``numcodecs-ext normalize``."""
-    parser.add_argument("store", help="zarr v3 store (a local directory or an fsspec URL), changed in place")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="prove every array and print what would change, write nothing")
-    parser.add_argument("--match", choices=MATCHES, default="decode",
-                        help="float32/float16 FixedScaleOffset: reproduce numcodecs' decoding "
-                             "(default) or its encoding bit for bit")
-    parser.add_argument("--wrap", action="store_true",
-                        help="let values the stored integers cannot hold wrap, as numcodecs did "
-                             "(default: refuse later writes of such values with an error)")
-    parser.add_argument("--nan-code", action="append", metavar="[ARRAY=]N|auto",
-                        help="give NaN a stored code (one no stored chunk holds), so that arrays "
-                             "whose fill value is NaN can be written to; auto picks one")
-    parser.add_argument("--fill-code", action="append", metavar="[ARRAY=]N|auto",
-                        help="likewise for a fill value outside the packing")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress bar, and only the arrays left as they were")
-    add_verify_argument(parser, aliases=())
-    add_storage_options_argument(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext normalize``: exit 0 when every array that had something to change
-    was changed (or there was nothing), 1 when some were left as they were."""
-    report = normalize(args.store, dry_run=args.dry_run, match=args.match, wrap=args.wrap,
-                       nan_code=args.nan_code, fill_code=args.fill_code, progress=not args.quiet,
-                       storage_options=parse_storage_options(args.storage_options), verify=args.verify)
-    for plan in report.arrays:
-        if not args.quiet or plan.left:
-            print(plan.describe())
-    verb = "would change" if args.dry_run else "changed"
-    changed, left = report.changed, report.left
-    if changed:
-        print(f"{counted(len(changed), 'array')} {verb} (metadata only; chunks untouched; {report.verification()})")
-    elif not left:
-        print("nothing to normalize: no array names numcodecs.fixedscaleoffset or numcodecs.astype"
-              + ("" if not (args.nan_code or args.fill_code) else ", or needs the code asked for"))
-    for note in report.notes:
-        print(note)
-    for name, why in report.read_only:
-        print(f"note: array {name} will be read-only: {why}", file=sys.stderr)
-    if left:
-        raise ToolError(f"{counted(len(left), 'array')} left as {'it was' if len(left) == 1 else 'they were'}: "
-                        + "; ".join(f"{p.name}: {p.left}" for p in left))
-    return 0

@@ -1,7 +1,7 @@
 """The errors every tool raises, and the exit status each one means on the command line.
 
-A tool is a Python function first; the ``numcodecs-ext`` command maps what it raises to one
-convention, the same for every command:
+A tool is a Python function first; the ``numcodecs-ext`` command (:mod:`numcodecs_ext.cli`, which
+holds the statuses as ``EXIT_*``) maps what it raises to one convention, the same for every command:
 
 ====  =====================================================================================
 exit  meaning
@@ -32,12 +32,7 @@ numcodecs_ext.store.errors.UsageError: --chunk-mib 0: give a size above 0
 
 from __future__ import annotations
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ToolError", "UsageError", "VerificationError"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a program that Ctrl-C ended
+__all__ = ["ToolError", "UsageError", "VerificationError"]
 
 
 class UsageError(ValueError):

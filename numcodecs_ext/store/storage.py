@@ -45,7 +45,6 @@ Location('https://example.org/data.zarr?sig=***&v=2')
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -76,7 +75,6 @@ __all__ = [
     "StorageError",
     "StoreNotFound",
     "Unreachable",
-    "add_storage_options_argument",
     "fault",
     "check_storage_options",
     "parse_storage_options",
@@ -239,17 +237,6 @@ def check_storage_options(options: Mapping[str, Any], *, flag: str = "storage_op
             retries = nested.get("retries") if outer == "config_kwargs" else None
             if isinstance(retries, Mapping):
                 _check(retries, _RETRIES_TYPES, flag, "config_kwargs.retries.")
-
-
-def add_storage_options_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--storage-options JSON`` (``args.storage_options``, parsed by
-    :func:`parse_storage_options`) to a command's parser."""
-    parser.add_argument(
-        "--storage-options", metavar="JSON", default=None,
-        help="options for the filesystem of URL arguments, as a JSON object passed to fsspec, "
-             """e.g. '{"anon": true}' for a public bucket or '{"profile": "name"}'. Credentials and """
-             "endpoints otherwise come from the standard configuration (AWS_* variables including "
-             "AWS_ENDPOINT_URL, fsspec's configuration files).")
 
 
 # -- locations -------------------------------------------------------------------------------------

@@ -27,15 +27,14 @@ numcodecs_ext.store.errors.UsageError: --verify 'sample:0': N must be a whole nu
 
 from __future__ import annotations
 
-import argparse
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import UsageError
 
-__all__ = ["VerifyPlan", "add_verify_argument", "parse_verify"]
+__all__ = ["VerifyPlan", "parse_verify"]
 
 T = TypeVar("T")
 
@@ -107,15 +106,3 @@ def parse_verify(text: str | VerifyPlan | None) -> VerifyPlan:
             return VerifyPlan("sample", int(n))
         raise UsageError(f"--verify {text!r}: N must be a whole number >= 1; {_VALID}")
     raise UsageError(f"--verify {text!r} is not valid; {_VALID}")
-
-
-def add_verify_argument(parser: argparse.ArgumentParser, *, aliases: Sequence[str] = ("--no-verify",)) -> None:
-    """Add ``--verify full|sample:N|none`` (``args.verify``, parse it with
-    :func:`parse_verify`), and ``--no-verify`` as the same as ``--verify none``."""
-    parser.add_argument("--verify", default="full", metavar="full|sample:N|none",
-                        help="read back every chunk and compare (full, the default), N chunks per "
-                             "array chosen at random (sample:N; the summary says it sampled), "
-                             "or nothing (none)")
-    for alias in aliases:
-        parser.add_argument(alias, dest="verify", action="store_const", const="none",
-                            help="the same as --verify none")

@@ -7,7 +7,6 @@ shown can never drift from the code measured.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from ..store.errors import UsageError
 from ..store.faults import redact
 from ..store.progress import Progress
 
-__all__ = ["LEGEND", "Pipeline", "add_arguments", "pipelines", "plot_tradeoff", "run", "run_demo",
+__all__ = ["LEGEND", "Pipeline", "check_plot_path", "local_path", "pipelines", "plot_tradeoff", "run_demo",
            "sample_field"]
 
 CHUNKS = (6, 181, 360)
@@ -165,7 +164,7 @@ def run_demo(out: str | Path | None = None, quiet: bool = False, show_code: bool
     """Write the sample through every pipeline, read it back, check it, print the table.
     ``out``: a local folder to keep the stores in (UsageError for an empty path or a URL)."""
     if out is not None:
-        out = _local_path("--out", out)
+        out = local_path("--out", out)
     sample = sample_field()
     rows = []
     found = pipelines()
@@ -269,18 +268,7 @@ def plot_tradeoff(path: str | Path, quiet: bool = False) -> list[tuple[str, floa
     return points
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``numcodecs-ext demo`` (also what ``numcodecs-ext`` alone runs)."""
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="keep the zarr stores here, one per pipeline (default: a temporary folder)")
-    parser.add_argument("--plot", default=None, metavar="FILE.png",
-                        help="also draw compression ratio against error for the lossy pipelines "
-                             "(needs matplotlib)")
-    parser.add_argument("--no-code", action="store_true", help="do not print each pipeline's code")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-
-
-def _local_path(flag: str, value: str | Path) -> Path:
+def local_path(flag: str, value: str | Path) -> Path:
     """``value`` as a local path, or a UsageError: the demo writes to a local disk only, and an
     empty path is refused (as by every tool), not taken as the working directory."""
     text = os.fspath(value)
@@ -305,7 +293,7 @@ def _make_dir(root: Path) -> None:
         raise UsageError(f"--out {root}: cannot be made a directory ({e.strerror or e})") from None
 
 
-def _check_plot_path(path: Path) -> None:
+def check_plot_path(path: Path) -> None:
     if path.is_dir():
         raise UsageError(f"--plot {path}: is a directory; give a file name such as tradeoff.png")
     parent = path.parent if str(path.parent) else Path(".")
@@ -313,21 +301,3 @@ def _check_plot_path(path: Path) -> None:
         raise UsageError(f"--plot {path}: the folder {parent} does not exist")
     if path.suffix.lower() not in (".png", ".svg", ".pdf", ".jpg", ".jpeg"):
         raise UsageError(f"--plot {path}: give a .png (or .svg, .pdf, .jpg) file name")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext demo``: 0 when every pipeline kept its promise, else 1."""
-    if args.out is not None:
-        args.out = _local_path("--out", args.out)
-    if args.plot is not None:
-        args.plot = _local_path("--plot", args.plot)
-        _check_plot_path(args.plot)
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise UsageError('--plot needs matplotlib: pip install "numcodecs_ext[plot]"') from None
-    status = run_demo(args.out, args.quiet, show_code=not args.no_code)
-    if args.plot is not None:
-        points = plot_tradeoff(args.plot, quiet=args.quiet)
-        print(f"\nplot of {len(points)} configurations written to {args.plot}")
-    return status

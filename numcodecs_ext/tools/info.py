@@ -9,11 +9,9 @@ Examples::
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
-__all__ = ["add_arguments", "format_info", "info", "run"]
+__all__ = ["format_info", "info"]
 
 
 def info() -> dict[str, Any]:
@@ -100,18 +98,3 @@ def _gpu_lines(names: dict[str, Any]) -> list[str]:
             + " (a chunk their device kernels decline, e.g. one with an out-of-range value, "
               "goes through the host and gives the CPU result or error)",
             "  through the host (copied there and back explicitly): " + ", ".join(by["host"])]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``numcodecs-ext info``."""
-    parser.add_argument("--json", action="store_true", help="print JSON (for scripts)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Print :func:`info` (as text, or JSON with ``--json``)."""
-    found = info()
-    if getattr(args, "json", False):
-        print(json.dumps(found, indent=2))
-    else:
-        print("\n".join(format_info(found)))
-    return 0

@@ -20,11 +20,9 @@ Examples::
 
 from __future__ import annotations
 
-import argparse
 import errno
 import json
 import os
-import sys
 import zipfile
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
@@ -38,8 +36,6 @@ from ..store.storage import (
     Listing,
     Location,
     StorageError,
-    add_storage_options_argument,
-    parse_storage_options,
 )
 
 __all__ = ["FINISH_IN_PLACE", "format_report", "inspect_store"]
@@ -408,27 +404,3 @@ def format_report(report: dict[str, Any]) -> str:
     for p in report["problems"]:
         lines.append(f"\nproblem at {p['path']}: {p['problem']}")
     return "\n".join(lines)
-
-
-# -- the command ----------------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line of ``numcodecs-ext inspect``."""
-    parser.add_argument("store", help="a zarr v2 or v3 store: a local directory or .zip file, or an "
-                                      "fsspec URL (s3://, gs://, memory:// ...)")
-    parser.add_argument("--json", action="store_true", help="print JSON (for scripts)")
-    add_storage_options_argument(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``numcodecs-ext inspect``: 0, or 1 when the store has problems (they are printed)."""
-    report = inspect_store(args.store, storage_options=parse_storage_options(args.storage_options))
-    print(json.dumps(report, indent=2, default=str) if args.json else format_report(report))
-    if report["problems"]:
-        sys.stdout.flush()
-        where = 'under "problems"' if args.json else "listed above"
-        print(f"numcodecs-ext inspect: {len(report['problems'])} problem(s) in {report['store']} ({where})",
-              file=sys.stderr)
-        return 1
-    return 0

@@ -112,7 +112,8 @@ def _ended_by_sigint(done: subprocess.CompletedProcess, told: str) -> None:
     ("numcodecs", "info", STARTING),  # the package's first heavy import
     ("zarr", "info", STARTING),
     ("numcodecs_ext.zarr3", "info", STARTING),  # the package registering its codecs
-    ("numcodecs_ext.tools.info", "info", STARTING),  # the command's own module, imported by main()
+    ("numcodecs_ext.cli.info", "info", STARTING),  # the command's own module, imported by main()
+    ("numcodecs_ext.tools.info", "info", STARTING),  # the library module it runs
     ("numcodecs_ext.cf.convert", "convert", STARTING),
     ("xarray", "convert", WORKING),  # imported by convert itself, once it runs
 ])

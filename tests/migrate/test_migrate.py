@@ -12,7 +12,7 @@ import pytest
 import zarr
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.migrate import NotExpressible, migrate, verify
+from numcodecs_ext.migrate import NotExpressible, finish_in_place, migrate, migrate_in_place, verify
 from numcodecs_ext.store.errors import ToolError, VerificationError
 
 from tests.helpers.migrate_helpers import hashes, opens_as_v3
@@ -98,14 +98,14 @@ def test_migrate_keeps_every_chunk_and_reads_the_same(v2_store) -> None:
 def test_migrated_arrays_take_writes(v2_store) -> None:
     src, _ = v2_store
     dst = src.parent / "v3.zarr"
-    migrate(src, dst, verify_result=False)
+    migrate(src, dst, verify="none")
     t = zarr.open_array(str(dst / "t"), mode="r+")
     t[0, :3] = [260.0, 261.5, 262.25]
     assert t[0, :3].tolist() == [260.0, 261.5, 262.25]
     with pytest.raises(ValueError, match="cannot convert"):  # numcodecs would wrap it silently
         t[1, 0] = 100.0
     wrapped = src.parent / "wrapped.zarr"
-    migrate(src, wrapped, wrap=True, verify_result=False)  # ... as numcodecs did, if asked
+    migrate(src, wrapped, wrap=True, verify="none")  # ... as numcodecs did, if asked
     w = zarr.open_array(str(wrapped / "t"), mode="r+")
     w[1, 0] = 100.0
     assert w[1, 0] == np.float32(np.uint16(-15000 % 65536) / 100 + 250)
@@ -189,7 +189,7 @@ def test_rewrite_when_asked(v2_store) -> None:
 def test_in_place_adds_v3_metadata_last_and_keeps_v2(v2_store) -> None:
     src, data = v2_store
     chunks = _files(src)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     assert _files(src) == chunks and (src / ".zgroup").exists() and (src / "zarr.json").exists()
     assert zarr.open_array(str(src / "t"), zarr_format=3)[...].tobytes() == data["t"].tobytes()
     w = _quiet()
@@ -197,7 +197,7 @@ def test_in_place_adds_v3_metadata_last_and_keeps_v2(v2_store) -> None:
         assert zarr.open_array(str(src / "t"), zarr_format=2)[...].tobytes() == data["t"].tobytes()
     finally:
         w.__exit__(None, None, None)
-    again = migrate(src, in_place=True)  # a re-run keeps what equals the plan
+    again = migrate_in_place(src)  # a re-run keeps what equals the plan
     assert again.resumed and "already migrated in place" in again.resumed and _files(src) == chunks
 
 
@@ -271,7 +271,7 @@ def test_a_corrupt_source_chunk_is_reported_and_nothing_opens(tmp_path: Path, ca
 def test_verification_finds_a_changed_chunk(v2_store) -> None:
     src, _ = v2_store
     dst = src.parent / "v3.zarr"
-    report = migrate(src, dst, verify_result=False)
+    report = migrate(src, dst, verify="none")
     chunk = dst / "f" / "0.0"
     raw = bytearray(chunk.read_bytes())
     raw[8] ^= 0xFF
@@ -303,7 +303,7 @@ def test_a_compressor_zarr_v3_lacks_is_rewritten_with_zstd_and_our_filters_keep_
         "bitround", "scale_offset", "cast_value", "bytes", "zstd"]
     assert zarr.open_array(str(tmp_path / "out.zarr"))[:].tobytes() == before.tobytes()
     with pytest.raises(ToolError, match="--in-place keeps the chunks"):
-        migrate(tmp_path / "b64.zarr", in_place=True)
+        migrate_in_place(tmp_path / "b64.zarr")
     assert not (tmp_path / "b64.zarr" / "zarr.json").exists()
     # a fill value the new codecs cannot carry: a rewrite is impossible, said before writing
     w = _quiet()
@@ -350,8 +350,8 @@ def test_every_fixed_size_type_migrates_verified(tmp_path: Path) -> None:
     report = migrate(src, tmp_path / "out.zarr", nan_code="auto")
     assert report.verified and not any(a.rewrite for a in report.arrays)
     assert "numpy.datetime64 (unit ns, scale_factor 1)" in str(report)
-    migrate(src, in_place=True)
-    migrate(src, finish=True)
+    migrate_in_place(src)
+    finish_in_place(src)
     assert "no published specification" in str(report)  # the fixed-size bytes and strings
     for store in (tmp_path / "out.zarr", src):
         w = _quiet()

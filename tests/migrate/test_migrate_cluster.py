@@ -16,7 +16,7 @@ import zarr
 from tests.helpers.cluster_tasks import kill_worker_when
 from tests.helpers.migrate_helpers import check_complete_or_absent, fso
 
-from numcodecs_ext.migrate import migrate, verify
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place, verify
 from numcodecs_ext.store.errors import ToolError
 
 distributed = pytest.importorskip("distributed")
@@ -83,9 +83,9 @@ def test_in_place_and_finish_prove_on_the_workers(tmp_path, one_chunk_runs):
     want = _store(tmp_path / "v2.zarr", chunks=30)
     with _cluster(2) as cluster, distributed.Client(cluster) as client:
         before = sum(client.run(_tasks_done).values())
-        migrate(tmp_path / "v2.zarr", in_place=True)
+        migrate_in_place(tmp_path / "v2.zarr")
         proved = sum(client.run(_tasks_done).values())
-        report = migrate(tmp_path / "v2.zarr", in_place=True, finish=True)
+        report = finish_in_place(tmp_path / "v2.zarr")
         finished = sum(client.run(_tasks_done).values())
     assert proved - before >= 30 and finished - proved >= 30 and report.chunks_checked == 30
     assert not (tmp_path / "v2.zarr" / ".zgroup").exists()

@@ -13,7 +13,7 @@ import pytest
 import zarr
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.migrate import NotExpressible, migrate
+from numcodecs_ext.migrate import NotExpressible, migrate, migrate_in_place
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import fso, hashes, quiet, same
@@ -89,7 +89,7 @@ def test_nan_code_in_place_changes_metadata_only(tmp_path: Path) -> None:
     src = tmp_path / "nan.zarr"
     before = _packed(src, fill=np.nan)
     chunks = {k: v for k, v in hashes(src).items() if not k.startswith(".z")}
-    report = migrate(src, in_place=True, nan_code="auto")
+    report = migrate_in_place(src, nan_code="auto")
     assert "code 65535" in report.arrays[0].notes[0] and report.arrays[0].read_only is None
     assert {k: v for k, v in hashes(src).items() if k in chunks} == chunks
     with quiet():
@@ -223,7 +223,7 @@ def test_finish_after_nan_written_through_the_v3_metadata(tmp_path: Path, capsys
     difference still stops it with nothing removed."""
     src = tmp_path / "nan.zarr"
     before = _packed(src, fill=np.nan)
-    migrate(src, in_place=True, nan_code="auto")
+    migrate_in_place(src, nan_code="auto")
     _write(src, slice(5, 7), np.nan)
     _write(src, 35, 300.0)
     with quiet():
@@ -257,7 +257,7 @@ def test_messages_in_the_singular(tmp_path: Path, capsys) -> None:
     src = tmp_path / "one.zarr"
     _packed(src, fill=np.nan)
     (src / ".zattrs").unlink(missing_ok=True)
-    report = migrate(src, in_place=True, nan_code="auto")
+    report = migrate_in_place(src, nan_code="auto")
     assert str(report).splitlines()[-1] == "1 array (1 keeps its chunks, 0 rewritten), 0 groups"
     _write(src, 5, np.nan)
     assert main(["migrate", str(src), "--in-place", "--finish", "-q"]) == 0

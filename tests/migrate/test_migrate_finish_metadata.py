@@ -15,7 +15,7 @@ import pytest
 import zarr
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, hashes, quiet
@@ -31,7 +31,7 @@ def _edit(path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
 def in_place(tmp_path: Path) -> Path:
     src = tmp_path / "v2.zarr"
     build_v2(src, chunks=2)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     return src
 
 
@@ -74,11 +74,11 @@ def test_finish_refuses_a_v2_metadata_change_and_removes_nothing(in_place: Path,
     change(in_place)
     before = hashes(in_place)
     with pytest.raises(UsageError, match="nothing was removed") as e:
-        migrate(in_place, finish=True)
+        finish_in_place(in_place)
     assert said in str(e.value) and "--in-place" in str(e.value)
     assert hashes(in_place) == before
     with pytest.raises(UsageError):
-        migrate(in_place, finish=True, dry_run=True)
+        finish_in_place(in_place, dry_run=True)
 
 
 def test_the_way_out_picks_up_renamed_dimensions_and_a_new_fill(in_place: Path, capsys) -> None:
@@ -88,8 +88,8 @@ def test_the_way_out_picks_up_renamed_dimensions_and_a_new_fill(in_place: Path, 
     err = capsys.readouterr().err
     assert "remove the zarr.json of these nodes" in err
     (in_place / "t/zarr.json").unlink()
-    migrate(in_place, in_place=True)
-    report = migrate(in_place, finish=True)
+    migrate_in_place(in_place)
+    report = finish_in_place(in_place)
     assert report.verified and not list(in_place.rglob(".z*"))
     with quiet():
         t = zarr.open_array(str(in_place / "t"), mode="r")
@@ -101,7 +101,7 @@ def test_an_array_removed_through_v2_is_gone_from_both_views(in_place: Path) -> 
     with quiet():
         del zarr.open_group(str(in_place), mode="r+", zarr_format=2)["cast"]  # as zarr removes a node
     assert not (in_place / "cast").exists()
-    assert migrate(in_place, finish=True).verified
+    assert finish_in_place(in_place).verified
     with quiet():
         assert "cast" not in zarr.open_group(str(in_place), mode="r")
 
@@ -110,17 +110,17 @@ def test_finish_refuses_an_array_added_through_v2(in_place: Path) -> None:
     with quiet():
         zarr.open_group(str(in_place), mode="r+", zarr_format=2).create_array("new", shape=(3,), dtype="i2")
     with pytest.raises(UsageError, match=r"new.*--in-place"):
-        migrate(in_place, finish=True)
-    migrate(in_place, in_place=True)  # the way out: --in-place resumes, adding new's zarr.json
-    assert migrate(in_place, finish=True).verified
+        finish_in_place(in_place)
+    migrate_in_place(in_place)  # the way out: --in-place resumes, adding new's zarr.json
+    assert finish_in_place(in_place).verified
 
 
 def test_an_unchanged_store_migrated_with_options_finishes(tmp_path: Path) -> None:
     src = tmp_path / "v2.zarr"
     build_v2(src, chunks=2)
-    migrate(src, in_place=True, wrap=True, keep_numcodecs=True)
+    migrate_in_place(src, wrap=True, keep_numcodecs=True)
     assert "wrap" in json.dumps(json.loads((src / "t/zarr.json").read_text())["codecs"])
-    assert migrate(src, finish=True).verified
+    assert finish_in_place(src).verified
 
 
 def _consolidated_v2(tmp_path: Path) -> tuple[Path, Any]:
@@ -158,9 +158,9 @@ def test_consolidated_metadata_is_kept_through_a_migration(tmp_path: Path) -> No
 def test_consolidated_metadata_is_kept_in_place_and_after_finish(tmp_path: Path) -> None:
     xr = pytest.importorskip("xarray")
     src, ds = _consolidated_v2(tmp_path)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     assert json.loads((src / "zarr.json").read_text())["consolidated_metadata"]
-    migrate(src, finish=True)
+    finish_in_place(src)
     assert not (src / ".zmetadata").exists()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -169,23 +169,23 @@ def test_consolidated_metadata_is_kept_in_place_and_after_finish(tmp_path: Path)
 
 def test_finish_refuses_out_of_date_consolidated_metadata_of_either_version(tmp_path: Path) -> None:
     src, _ = _consolidated_v2(tmp_path)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     # a v2 writer that did not consolidate again: .zmetadata (what xarray reads) says other
     _edit(src / "t/.zattrs", lambda d: d.update(units="degC"))
     with pytest.raises(UsageError, match=r"v2 consolidated metadata.*t/.zattrs.*nothing was removed"):
-        migrate(src, finish=True)
+        finish_in_place(src)
     with quiet():
         zarr.consolidate_metadata(str(src), zarr_format=2)
     with pytest.raises(UsageError, match=r"t \(attribute units\)"):
-        migrate(src, finish=True)
+        finish_in_place(src)
     # the v3 document brought level by hand: only the v3 consolidated metadata is out of date now
     _edit(src / "t/zarr.json", lambda d: d["attributes"].update(units="degC"))
     before = hashes(src)
     with pytest.raises(UsageError, match=r"consolidated metadata in zarr.json is out of date for t"):
-        migrate(src, finish=True)
+        finish_in_place(src)
     assert hashes(src) == before
-    migrate(src, in_place=True)  # the way out: writes the root's zarr.json again
-    assert migrate(src, finish=True).verified
+    migrate_in_place(src)  # the way out: writes the root's zarr.json again
+    assert finish_in_place(src).verified
     root = json.loads((src / "zarr.json").read_text())
     assert root["consolidated_metadata"]["metadata"]["t"]["attributes"]["units"] == "degC"
 
@@ -194,5 +194,5 @@ def test_finish_resumes_where_only_an_array_s_zattrs_is_left(in_place: Path) -> 
     """An interrupted --finish removes an array's .zarray before its .zattrs: that state is
     finished again (the attributes still checked), not taken for a change."""
     (in_place / "t/.zarray").unlink()
-    assert migrate(in_place, finish=True).verified
+    assert finish_in_place(in_place).verified
     assert not list(in_place.rglob(".z*"))

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import finish_in_place, migrate_in_place
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, hashes, quiet
@@ -31,7 +31,7 @@ def in_place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("strict") / "v2.zarr"
     build_v2(src, chunks=2)
     _edit(src / "t/.zattrs", lambda d: d.update(n=1, z=0.0, flag=True, nested={"a": [1, 2]}, missing=float("nan")))
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     return src
 
 
@@ -55,7 +55,7 @@ def test_finish_refuses_a_change_that_python_calls_equal(in_place: Path, tmp_pat
     EDITS[edit](store)
     before = hashes(store)
     with pytest.raises(UsageError, match="nothing was removed") as e:
-        migrate(store, finish=True)
+        finish_in_place(store)
     assert SAID.get(edit, "t (attribute n)") in str(e.value)
     assert hashes(store) == before
 
@@ -63,7 +63,7 @@ def test_finish_refuses_a_change_that_python_calls_equal(in_place: Path, tmp_pat
 def test_a_nan_attribute_left_as_it_was_finishes(in_place: Path, tmp_path: Path) -> None:
     store = tmp_path / "v2.zarr"
     shutil.copytree(in_place, store)
-    assert migrate(store, finish=True).verified
+    assert finish_in_place(store).verified
     assert np.isnan(json.loads((store / "t/zarr.json").read_text())["attributes"]["missing"])
 
 
@@ -75,13 +75,13 @@ def test_xarray_reads_what_the_v2_view_read_or_finish_refuses(tmp_path: Path) ->
     with quiet():
         ds.to_zarr(src, zarr_format=2, consolidated=True, encoding={"v": {"dtype": "i2"}})
         before = xr.open_zarr(src)["v"].dtype
-        migrate(src, in_place=True)
+        migrate_in_place(src)
         _edit(src / "v/.zattrs", lambda d: d.update(scale_factor=2))
         _edit(src / ".zmetadata", lambda d: d["metadata"]["v/.zattrs"].update(scale_factor=2))  # consolidated too
         changed = xr.open_zarr(src, zarr_format=2)["v"].dtype
     assert (before, changed) == (np.float64, np.int64)  # what the v2 writer's change means to xarray
     with pytest.raises(UsageError, match=r"v \(attribute scale_factor\)"):
-        migrate(src, finish=True)
+        finish_in_place(src)
     assert (src / "v/.zattrs").exists()
 
 
@@ -91,10 +91,10 @@ def test_out_of_date_consolidated_metadata_by_type_alone_is_refused(tmp_path: Pa
     ds = xr.Dataset({"v": ("x", np.arange(4, dtype="i2"), {"scale_factor": 2.0})})
     with quiet():
         ds.to_zarr(src, zarr_format=2, consolidated=True)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     _edit(src / ".zmetadata", lambda d: d["metadata"]["v/.zattrs"].update(scale_factor=2))  # what xarray reads
     with pytest.raises(UsageError, match=r"v2 consolidated metadata.*v/.zattrs"):
-        migrate(src, finish=True)
+        finish_in_place(src)
 
 
 def test_a_code_written_through_v2_is_said_to_read_as_the_map_s_value(tmp_path: Path) -> None:
@@ -105,8 +105,8 @@ def test_a_code_written_through_v2_is_said_to_read_as_the_map_s_value(tmp_path: 
 
     src = tmp_path / "v2.zarr"
     build_v2(src, chunks=2)
-    migrate(src, in_place=True, nan_code={"t": "auto"})
+    migrate_in_place(src, nan_code={"t": "auto"})
     with quiet():
         zarr.open_array(str(src / "t"), mode="r+", zarr_format=2)[0, 0] = np.float32(905.35)
-    report = migrate(src, finish=True)
+    report = finish_in_place(src)
     assert any("a v2 writer that wrote the value a code means" in n for n in report.notes), report.notes

@@ -17,7 +17,7 @@ import zarr
 from tests.helpers.migrate_helpers import build_v2
 from tests.tools.test_tools_s3 import FEW_ATTEMPTS, assert_clean, cli
 
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import migrate, migrate_in_place
 from numcodecs_ext.store.storage import StoreNotFound
 
 
@@ -71,7 +71,7 @@ def _in_place_requests(s3, tmp_path, chunks: int, verify: bool):
     prefix = f"s{chunks}-{verify}.zarr"
     s3.upload(tmp_path / f"s{chunks}.zarr", prefix)
     s3.proxy.reset()
-    migrate(s3.url(prefix), in_place=True, verify_result=verify)
+    migrate_in_place(s3.url(prefix), verify="full" if verify else "none")
     return s3.counts(), prefix
 
 
@@ -96,7 +96,7 @@ def test_to_another_prefix_copies_server_side(s3, tmp_path):
     _store(tmp_path / "s.zarr", 50)
     s3.upload(tmp_path / "s.zarr", "src.zarr")
     s3.proxy.reset()
-    migrate(s3.url("src.zarr"), s3.url("dst.zarr"), verify_result=False)
+    migrate(s3.url("src.zarr"), s3.url("dst.zarr"), verify="none")
     requests = s3.requests()
     source, target = _kinds(requests, "src.zarr/"), _kinds(requests, "dst.zarr/")
     chunk_keys = {f"t/{i}" for i in range(50)}
@@ -115,7 +115,7 @@ def test_normalize_on_s3(s3, tmp_path):
     """normalize on a v3 store in a bucket (migrated in place with --keep-numcodecs first)."""
     values = build_v2(tmp_path / "v2.zarr")
     s3.upload(tmp_path / "v2.zarr", "n.zarr")
-    migrate(s3.url("n.zarr"), in_place=True, keep_numcodecs=True)
+    migrate_in_place(s3.url("n.zarr"), keep_numcodecs=True)
     result = cli("normalize", s3.url("n.zarr"), "-q")
     assert result.returncode in (0, 1), result.stderr  # 1: an array left as it was, with the reason
     assert "Traceback" not in result.stderr
@@ -132,7 +132,7 @@ def test_missing_bucket(s3, argv):
     result = cli("migrate", f"s3://no-such-{s3.name}/v2.zarr", *argv, "-q")
     assert_clean(result, 2, f"the bucket 'no-such-{s3.name}' does not exist")
     with pytest.raises(StoreNotFound):
-        migrate(f"s3://no-such-{s3.name}/v2.zarr", in_place=True)
+        migrate_in_place(f"s3://no-such-{s3.name}/v2.zarr")
 
 
 def test_missing_destination_bucket(s3, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 import zarr
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place, plan_migration
 from numcodecs_ext.store.errors import ToolError, UsageError
 from numcodecs_ext.store.storage import Location
 
@@ -86,14 +86,18 @@ def test_dry_run_needs_no_destination(store, capsys) -> None:
     assert hashes(src) == before
 
 
-def test_in_place_with_another_destination_or_rewrite_is_refused(store) -> None:
+def test_in_place_with_another_destination_or_rewrite_is_refused(store, capsys) -> None:
     src, _ = store
+    assert main(["migrate", str(src), str(src.parent / "x.zarr"), "--in-place"]) == 2
+    assert "either a destination or --in-place" in capsys.readouterr().err
     with pytest.raises(UsageError, match="either a destination or --in-place"):
-        migrate(src, src.parent / "x.zarr", in_place=True)
+        plan_migration(src, src.parent / "x.zarr", in_place=True)
     with pytest.raises(UsageError, match="--rewrite needs a new store"):
-        migrate(src, in_place=True, rewrite=True)
-    with pytest.raises(UsageError, match="no migration options"):
-        migrate(src, in_place=True, finish=True, wrap=True)
+        migrate_in_place(src, rewrite=True)
+    assert main(["migrate", str(src), "--in-place", "--finish", "--wrap"]) == 2
+    assert "no migration options" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="wrap"):  # finish_in_place has no migration options at all
+        finish_in_place(src, wrap=True)
 
 
 # -- metadata last, and resuming --------------------------------------------------------------
@@ -207,7 +211,7 @@ def test_in_place_resumes_after_an_interruption(store, monkeypatch, capsys) -> N
     src, want = store
     _interrupt_after(monkeypatch, "write", 3)  # 3 of 7 zarr.json documents written
     with pytest.raises(Interrupt):
-        migrate(src, in_place=True)
+        migrate_in_place(src)
     monkeypatch.undo()
     assert len(list(src.rglob("zarr.json"))) == 3 and opens_as_v3(src) is None
     assert main(["migrate", str(src), "--in-place", "-q"]) == 0
@@ -219,7 +223,7 @@ def test_in_place_resumes_after_an_interruption(store, monkeypatch, capsys) -> N
 
 def test_in_place_explains_a_zarr_json_it_would_not_write(store, capsys) -> None:
     src, _ = store
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     doc = json.loads((src / "t" / "zarr.json").read_text())
     doc["attributes"]["units"] = "degC"
     (src / "t" / "zarr.json").write_text(json.dumps(doc))
@@ -238,16 +242,16 @@ def test_in_place_refuses_when_an_array_would_read_differently(tmp_path: Path) -
         z[:] = np.arange(20, dtype="u1") * 12  # 132 and above stored as negative codes
     before = hashes(src)
     with pytest.raises(ToolError, match=r"--in-place keeps the chunks .* at \[10:20\]"):
-        migrate(src, in_place=True)
+        migrate_in_place(src)
     assert hashes(src) == before
-    migrate(src, in_place=True, wrap=True)  # numcodecs' wrapping kept: every chunk the same
+    migrate_in_place(src, wrap=True)  # numcodecs' wrapping kept: every chunk the same
 
 
 def test_finish_proves_then_removes_the_v2_metadata(store, capsys) -> None:
     src, want = store
     with pytest.raises(UsageError, match="run `numcodecs-ext migrate .* --in-place` first"):
-        migrate(src, finish=True)
-    migrate(src, in_place=True)
+        finish_in_place(src)
+    migrate_in_place(src)
     chunks = chunk_files(src)
     assert main(["migrate", str(src), "--in-place", "--finish", "--dry-run"]) == 0
     assert "would remove the v2 metadata" in capsys.readouterr().out and list(src.rglob(".zarray"))
@@ -268,12 +272,12 @@ def test_finish_proves_then_removes_the_v2_metadata(store, capsys) -> None:
 
 def test_finish_keeps_everything_when_the_views_disagree(store, capsys) -> None:
     src, _ = store
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     (src / "zarr.json").unlink()  # the root group has only v2 metadata again
     before = hashes(src)
     assert main(["migrate", str(src), "--finish"]) == 2
     assert "v2 metadata and no zarr.json: /" in capsys.readouterr().err
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     with quiet():
         zarr.open_group(str(src), mode="r+", zarr_format=2).attrs["added"] = 1  # a v2 edit since
     before = hashes(src)
@@ -294,14 +298,14 @@ def test_finish_keeps_everything_when_the_views_disagree(store, capsys) -> None:
 
 def test_finish_resumes_after_an_interruption(store, monkeypatch) -> None:
     src, want = store
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     _interrupt_after(monkeypatch, "remove", 4)
     with pytest.raises(Interrupt):
-        migrate(src, finish=True)
+        finish_in_place(src)
     monkeypatch.undo()
     assert check_complete_or_absent(src, want) == "complete"
     assert list(src.rglob(".z*"))
-    migrate(src, finish=True)
+    finish_in_place(src)
     assert not list(src.rglob(".z*")) and check_complete_or_absent(src, want) == "complete"
 
 
@@ -324,7 +328,7 @@ def test_migrate_and_normalize_work_on_fsspec_urls(tmp_path: Path) -> None:
             g = zarr.open_group(f"memory://{root}/dst.zarr", mode="r")
             for name, values in want.items():
                 assert same(g[name][...], values)
-        assert migrate(f"memory://{root}/src.zarr", in_place=True).verified
+        assert migrate_in_place(f"memory://{root}/src.zarr").verified
     finally:
         fs.rm(root, recursive=True)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import zarr
 
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place
 
 xr = pytest.importorskip("xarray")
 
@@ -61,8 +61,8 @@ def test_xarray_reads_the_migrated_text_as_it_read_the_v2_one(tmp_path: Path, dt
     assert _xarray(tmp_path / "v3.zarr") == want
     inplace = tmp_path / "inplace.zarr"
     shutil.copytree(src, inplace)
-    migrate(inplace, in_place=True)
-    assert migrate(inplace, finish=True).verified
+    migrate_in_place(inplace)
+    assert finish_in_place(inplace).verified
     assert _xarray(inplace) == want and not (inplace / ".zmetadata").exists()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -86,10 +86,10 @@ def test_an_interrupted_finish_of_a_text_array_finishes(tmp_path: Path) -> None:
     fill value that .zarray held is no attribute "only in zarr.json" then."""
     src = _v2(tmp_path / "v2.zarr", "|O", "")
     want = _xarray(src, zarr_format=2)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     for key in (".zmetadata", "v/.zarray"):  # as far as an interrupted --finish got
         (src / key).unlink()
-    assert migrate(src, finish=True).verified
+    assert finish_in_place(src).verified
     assert _xarray(src) == want and not list(src.rglob(".z*"))
 
 

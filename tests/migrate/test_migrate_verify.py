@@ -14,7 +14,7 @@ import zarr
 from tests.helpers.migrate_helpers import build_v2, check_complete_or_absent, fso
 
 from numcodecs_ext.cli import main
-from numcodecs_ext.migrate import migrate, normalize, verify
+from numcodecs_ext.migrate import migrate, migrate_in_place, normalize, verify
 from numcodecs_ext.store.errors import UsageError, VerificationError
 
 
@@ -76,7 +76,7 @@ def test_full_and_none_and_the_older_forms(v2, tmp_path, capsys):
     src, want = v2
     report = migrate(src, tmp_path / "a.zarr")
     assert report.verified and report.chunks_checked >= 22
-    report = migrate(src, tmp_path / "b.zarr", verify_result=False)
+    report = migrate(src, tmp_path / "b.zarr", verify="none")
     assert not report.verified and report.chunks_checked == 0 and report.verification() == "not verified"
     assert main(["migrate", str(src), str(tmp_path / "c.zarr"), "-q", "--no-verify"]) == 0
     assert "not verified (--verify none)" in capsys.readouterr().out
@@ -84,7 +84,7 @@ def test_full_and_none_and_the_older_forms(v2, tmp_path, capsys):
     assert "not verified (--verify none)" in capsys.readouterr().out
     for name in "abcd":
         assert check_complete_or_absent(tmp_path / f"{name}.zarr", want) == "complete"
-    with pytest.raises(UsageError, match="disagree"):
+    with pytest.raises(UsageError, match="verify_result: not a migration option"):  # the older form is gone
         migrate(src, tmp_path / "e.zarr", verify="sample:2", verify_result=False)
     assert not (tmp_path / "e.zarr").exists()
 
@@ -246,6 +246,6 @@ def test_verify_progress_counts_every_chunk_of_the_arrays(v2, tmp_path, capsys):
         verify(src, dst, progress=True, verify=how)
         err = capsys.readouterr().err
         assert "verify" in err and "23/23 chunks" in err, (how, err)
-    migrate(src, in_place=True, progress=True)
+    migrate_in_place(src, progress=True)
     err = capsys.readouterr().err
     assert "verify" in err and "23/23 chunks" in err, err

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import zarr
 
-from numcodecs_ext.migrate import NotExpressible, migrate
+from numcodecs_ext.migrate import NotExpressible, finish_in_place, migrate, migrate_in_place
 
 from tests.helpers.migrate_helpers import quiet
 
@@ -66,9 +66,9 @@ def test_vlen_arrays_migrate_with_every_fill_value(tmp_path: Path, codec: str, f
 @pytest.mark.parametrize("fill", [0, 1])
 def test_vlen_bytes_with_no_bytes_fill_migrates_in_place_and_finishes(tmp_path: Path, fill: int) -> None:
     src = _v2(tmp_path / "v2.zarr", "vlen-bytes", fill, dims=False)
-    migrate(src, in_place=True)
+    migrate_in_place(src)
     assert json.loads((src / "v/zarr.json").read_text())["fill_value"] == ""
-    assert migrate(src, finish=True).verified
+    assert finish_in_place(src).verified
     assert _read(src, 3) == [b"ab", b"0", b"", b""]
 
 
@@ -85,5 +85,5 @@ def test_a_vlen_array_is_refused_before_writing(tmp_path: Path) -> None:
         migrate(root, tmp_path / "v3.zarr")
     assert not (tmp_path / "v3.zarr").exists()
     with pytest.raises(NotExpressible, match="vlen-array"):
-        migrate(root, in_place=True)
+        migrate_in_place(root)
     assert not list(root.rglob("zarr.json"))

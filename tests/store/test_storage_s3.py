@@ -24,6 +24,7 @@ from tests.helpers.s3server import (
     free_port,
 )
 
+from numcodecs_ext.cli.options import add_storage_options
 from numcodecs_ext.store.errors import ToolError, UsageError
 from numcodecs_ext.store.staging import LocationStore, StagedStore
 from numcodecs_ext.store.storage import (
@@ -33,7 +34,6 @@ from numcodecs_ext.store.storage import (
     StorageError,
     StoreNotFound,
     Unreachable,
-    add_storage_options_argument,
     parse_storage_options,
     redact,
 )
@@ -316,7 +316,7 @@ def test_parse_storage_options():
         with pytest.raises(UsageError, match=why):
             parse_storage_options(bad)
     parser = argparse.ArgumentParser()
-    add_storage_options_argument(parser)
+    add_storage_options(parser)
     args = parser.parse_args(["--storage-options", '{"anon": true}'])
     assert parse_storage_options(args.storage_options) == {"anon": True}
 

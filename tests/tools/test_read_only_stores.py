@@ -13,7 +13,7 @@ import pytest
 import zarr
 from zarr.storage import FsspecStore, LocalStore, MemoryStore, StorePath
 
-from numcodecs_ext.migrate import migrate, normalize
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place, normalize, plan_migration
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.cf_files import write_variable
@@ -74,21 +74,21 @@ def test_migrate_in_place_refuses_a_read_only_store(v2: Path, kind: str) -> None
     store = READ_ONLY[kind](v2)
     before = _state(store, v2)
     with pytest.raises(UsageError, match=r"read-only.*zarr.json.*nothing was written.*read_only=False"):
-        migrate(store, in_place=True)
+        migrate_in_place(store)
     assert _state(store, v2) == before
-    report = migrate(store, in_place=True, dry_run=True)  # a dry run only reads
+    report = plan_migration(store, in_place=True)  # a dry run only reads
     assert report.arrays and _state(store, v2) == before
 
 
 @pytest.mark.parametrize("kind", READ_ONLY)
 def test_migrate_finish_refuses_a_read_only_store(v2: Path, kind: str) -> None:
-    migrate(v2, in_place=True)
+    migrate_in_place(v2)
     store = READ_ONLY[kind](v2)
     before = _state(store, v2)
     with pytest.raises(UsageError, match=r"read-only.*--finish removes its v2 metadata.*nothing was written"):
-        migrate(store, in_place=True, finish=True)
+        finish_in_place(store)
     assert _state(store, v2) == before
-    report = migrate(store, in_place=True, finish=True, dry_run=True)
+    report = finish_in_place(store, dry_run=True)
     assert report.finished and _state(store, v2) == before
 
 
@@ -101,7 +101,7 @@ def test_migrate_refuses_a_read_only_destination_and_reads_a_read_only_source(v2
     with pytest.raises(UsageError, match=r"read-only.*writes the new store there.*nothing was written"):
         migrate(v2, dst)
     assert not any(empty.iterdir())
-    assert migrate(v2, dst, dry_run=True).arrays
+    assert plan_migration(v2, dst).arrays
     # the source may be read-only: it is only read
     src = READ_ONLY[kind](v2)
     before = _state(src, v2)
@@ -144,7 +144,7 @@ def test_a_zip_url_is_read_only(v2: Path, tmp_path: Path) -> None:
     archive = shutil.make_archive(str(tmp_path / "v2"), "zip", v2)
     before = Path(archive).read_bytes()
     with pytest.raises(UsageError, match=r"filesystem is read-only.*nothing was written"):
-        migrate(f"zip::file://{archive}", in_place=True)
+        migrate_in_place(f"zip::file://{archive}")
     assert Path(archive).read_bytes() == before
     assert migrate(f"zip::file://{archive}", tmp_path / "from_zip.zarr").verified
 
@@ -159,4 +159,4 @@ def test_an_http_url_is_read_only(tmp_path: Path, action: str) -> None:
         if action == "dst":
             migrate(tmp_path, url)
         else:
-            migrate(url, in_place=True, finish=action == "finish")
+            (finish_in_place if action == "finish" else migrate_in_place)(url)

@@ -16,7 +16,7 @@ import pytest
 import zarr
 from zarr.storage import FsspecStore, ZipStore
 
-from numcodecs_ext.migrate import migrate, normalize
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place, normalize, plan_migration
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.cf_files import write_variable
@@ -39,14 +39,14 @@ def _group(path: Path, fmt: int) -> Any:
 
 def test_a_group_opened_read_only_is_refused_naming_its_store(v2: Path, tmp_path: Path) -> None:
     before = hashes(v2)
-    for kwargs in ({"in_place": True}, {"finish": True}):
+    for how in (migrate_in_place, finish_in_place):
         with pytest.raises(UsageError, match=f"{v2}: {WAY_OUT}"):
-            migrate(_group(v2, 2), **kwargs)
+            how(_group(v2, 2))
     with quiet():
         array = zarr.open_array(str(v2 / "t"), mode="r", zarr_format=2)
     with pytest.raises(UsageError, match=f"{v2 / 't'}: {WAY_OUT}"):
-        migrate(array, in_place=True)
-    assert migrate(_group(v2, 2), in_place=True, dry_run=True).verified
+        migrate_in_place(array)
+    assert plan_migration(_group(v2, 2), in_place=True).verified
     assert hashes(v2) == before
     assert migrate(_group(v2, 2), tmp_path / "v3.zarr").verified  # read from, fine
     v3 = tmp_path / "v3.zarr"
@@ -66,7 +66,7 @@ def test_a_group_opened_read_only_is_refused_naming_its_store(v2: Path, tmp_path
 def test_a_writable_group_is_its_store(v2: Path) -> None:
     with quiet():
         group = zarr.open_group(str(v2), mode="r+", zarr_format=2)
-    assert migrate(group, in_place=True).verified and (v2 / "zarr.json").exists()
+    assert migrate_in_place(group).verified and (v2 / "zarr.json").exists()
 
 
 def test_convert_refuses_a_group_opened_read_only(tmp_path: Path) -> None:
@@ -92,10 +92,10 @@ def test_a_zip_store_opened_for_reading(v2: Path, tmp_path: Path) -> None:
                 z.write(p, p.relative_to(v2).as_posix())
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     store = ZipStore(archive, mode="r")
-    for kwargs in ({"in_place": True}, {"finish": True}):
+    for how in (migrate_in_place, finish_in_place):
         with pytest.raises(UsageError, match=WAY_OUT):
-            migrate(store, **kwargs)
-    assert migrate(store, in_place=True, dry_run=True).verified
+            how(store)
+    assert plan_migration(store, in_place=True).verified
     assert migrate(store, tmp_path / "v3.zarr").verified
     store.close()
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == digest
@@ -117,13 +117,13 @@ def test_a_read_only_fsspec_store_on_s3(s3: Any, v2: Path, tmp_path: Path) -> No
         src = FsspecStore.from_url(s3.url("v2.zarr"), read_only=True)
         v3 = FsspecStore.from_url(s3.url("v3.zarr"), read_only=True)
         empty = FsspecStore.from_url(s3.url("new.zarr"), read_only=True)
-    for kwargs in ({"in_place": True}, {"finish": True}):
+    for how in (migrate_in_place, finish_in_place):
         with pytest.raises(UsageError, match=WAY_OUT):
-            migrate(src, **kwargs)
+            how(src)
     with pytest.raises(UsageError, match=WAY_OUT):
         normalize(v3)
     with pytest.raises(UsageError, match=WAY_OUT):
         migrate(src, empty)
-    assert migrate(src, in_place=True, dry_run=True).verified
+    assert plan_migration(src, in_place=True).verified
     normalize(v3, dry_run=True)
     assert len(before) > 20 and _objects(s3) == before

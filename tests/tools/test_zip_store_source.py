@@ -13,7 +13,7 @@ import pytest
 import zarr
 from zarr.storage import ZipStore
 
-from numcodecs_ext.migrate import migrate
+from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place
 from numcodecs_ext.store.errors import UsageError
 
 from tests.helpers.migrate_helpers import build_v2, quiet
@@ -34,10 +34,10 @@ def test_a_zip_store_opened_for_appending_migrates(tmp_path: Path) -> None:
     archive = _zip(tmp_path)
     store = ZipStore(archive, mode="a")
     assert migrate(store, tmp_path / "v3.zarr").verified
-    assert migrate(store, in_place=True).verified
+    assert migrate_in_place(store).verified
     with pytest.raises(UsageError, match=r"cannot remove objects \(a zip file\).*nothing was removed. Unzip it"):
-        migrate(store, finish=True)
-    assert migrate(store, finish=True, dry_run=True).verified
+        finish_in_place(store)
+    assert finish_in_place(store, dry_run=True).verified
     store.close()
     names = zipfile.ZipFile(archive).namelist()
     assert "zarr.json" in names and ".zgroup" in names and "t/.zarray" in names  # nothing removed

@@ -1,12 +1,13 @@
 """The ``numcodecs-ext`` command: one parser, one subcommand per tool, one exit-code convention.
 
-Without a command it runs the demonstration (``demo``). Each tool is a Python function first; its
-module gives the command line (``add_arguments(parser)``) and runs it (``run(args)``), raising
-:class:`~numcodecs_ext.store.errors.UsageError` or
-:class:`~numcodecs_ext.store.errors.ToolError`. This module turns those into messages and exit
-statuses (0 done, 1 the work failed, 2 the command cannot run as given, 130 interrupted), ends
-quietly when the reader of its output goes away (``numcodecs-ext info | head -n 1``), and never
-prints a traceback (set ``NUMCODECS_EXT_TRACEBACK=1`` to see one for an unexpected error).
+Without a command it runs the demonstration (``demo``). Each tool is a Python function first, in
+the library; one module per command here (``numcodecs_ext.cli.convert`` ...) gives it its command
+line (``add_arguments(parser)``) and runs it (``run(args)``), the library raising
+:class:`~numcodecs_ext.store.errors.UsageError` or :class:`~numcodecs_ext.store.errors.ToolError`.
+This package alone holds argparse and exit statuses: this module turns those errors into messages
+and exit statuses (0 done, 1 the work failed, 2 the command cannot run as given, 130 interrupted),
+ends quietly when the reader of its output goes away (``numcodecs-ext info | head -n 1``), and
+never prints a traceback (set ``NUMCODECS_EXT_TRACEBACK=1`` to see one for an unexpected error).
 """
 
 from __future__ import annotations
@@ -21,25 +22,32 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from . import _command
-from .store.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ToolError, UsageError
+from .. import _command
+from ..store.errors import ToolError, UsageError
+from .options import add_quiet
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
+
+#: the exit statuses of every command (see :mod:`numcodecs_ext.store.errors` for what raises which)
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a program that Ctrl-C ended
 
 PROG = "numcodecs-ext"
 
 #: command -> (module with ``add_arguments`` and ``run``, one line of help). Modules are imported
 #: only when their command runs, so each tool's optional dependencies stay optional.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("numcodecs_ext.tools.demo", "every codec pipeline on an embedded sample field (the default)"),
-    "info": ("numcodecs_ext.tools.info", "versions, registered codecs, the implementation zarr uses for each"),
-    "convert": ("numcodecs_ext.cf.convert", "a CF-packed netCDF file to a zarr store with the spec codecs"),
-    "suggest": ("numcodecs_ext.cf.suggest",
+    "demo": ("numcodecs_ext.cli.demo", "every codec pipeline on an embedded sample field (the default)"),
+    "info": ("numcodecs_ext.cli.info", "versions, registered codecs, the implementation zarr uses for each"),
+    "convert": ("numcodecs_ext.cli.convert", "a CF-packed netCDF file to a zarr store with the spec codecs"),
+    "suggest": ("numcodecs_ext.cli.suggest",
                 "a packing with a guaranteed error for the float arrays of a store or file"),
-    "migrate": ("numcodecs_ext.migrate.v2", "a zarr v2 store to zarr v3, chunks kept where they stay valid"),
-    "normalize": ("numcodecs_ext.migrate.normalize",
+    "migrate": ("numcodecs_ext.cli.migrate", "a zarr v2 store to zarr v3, chunks kept where they stay valid"),
+    "normalize": ("numcodecs_ext.cli.normalize",
                   "numcodecs.fixedscaleoffset/astype in a v3 store to the spec codecs"),
-    "inspect": ("numcodecs_ext.tools.inspect", "what a zarr store holds: arrays, codecs in words, who reads them"),
+    "inspect": ("numcodecs_ext.cli.inspect", "what a zarr store holds: arrays, codecs in words, who reads them"),
 }
 
 DESCRIPTION = """Spec-exact array codecs for zarr and numcodecs, and the tools around them.
@@ -54,9 +62,6 @@ EPILOG = """exit status (every command):
   130  interrupted (Ctrl-C): the command ends by SIGINT, which shells report as 130
 
 `numcodecs-ext COMMAND --help` describes each command."""
-
-QUIET_HELP = "no progress bars or notes on stderr (results and errors are still printed)"
-
 
 def _plain(text: str) -> str:
     """reStructuredText as terminal text: roles, literals, emphasis, links and directives unwrapped.
@@ -78,27 +83,15 @@ def _plain(text: str) -> str:
 
 
 def _help_text(module: object) -> tuple[str, str | None]:
-    """(description, examples) for a tool's ``--help``, from its module docstring: the text
-    before its ``Examples::`` block, and that block."""
-    doc = (getattr(module, "__doc__", None) or "").strip()
+    """(description, examples) for a tool's ``--help``, from the command module's ``HELP`` (the
+    docstring of the library module that does the work): the text before its ``Examples::``
+    block, and that block."""
+    doc = (getattr(module, "HELP", None) or "").strip()
     head, _, tail = doc.partition("Examples::")
     description = _plain(head.strip())
     lines = [line for line in tail.splitlines() if line.strip()]
     examples = "examples:\n" + "\n".join(lines) if lines else None
     return description, examples
-
-
-def _add_quiet(parser: argparse.ArgumentParser) -> None:
-    """``-q/--quiet`` for every command, unless its module defined them (then only the spelling
-    it lacks is added)."""
-    for spellings in (("-q", "--quiet"), ("-q",), ("--quiet",)):
-        try:
-            parser.add_argument(*spellings, dest="quiet", action="store_true",
-                                help=QUIET_HELP if len(spellings) == 2 else "the same as " +
-                                ("--quiet" if spellings == ("-q",) else "-q"))
-            return
-        except argparse.ArgumentError:
-            continue
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,14 +102,14 @@ class _Parser(argparse.ArgumentParser):
     argv: Sequence[str] = ()
 
     def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - argparse's signature
-        from .store.faults import argument_secrets, redact
+        from ..store.faults import argument_secrets, redact
 
         super().error(redact(message, secrets=argument_secrets(self.argv)))
 
 
 def _parser(command: str | None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The one parser; only ``command``'s own arguments are filled in (its module imported)."""
-    from . import __version__
+    from .. import __version__
 
     _Parser.argv = tuple(argv)
     parser = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
@@ -132,7 +125,7 @@ def _parser(command: str | None, argv: Sequence[str] = ()) -> argparse.ArgumentP
         p = sub.add_parser(name, help=summary, description=description, epilog=examples,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
-        _add_quiet(p)
+        add_quiet(p)
         p.set_defaults(_run=module.run)
     return parser
 
@@ -142,7 +135,7 @@ def _report(command: str, message: str) -> None:
 
 
 def _unknown_command(word: str) -> int:
-    from .store.faults import argument_secrets, redact
+    from ..store.faults import argument_secrets, redact
 
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     word = redact(word, secrets=argument_secrets([word]))

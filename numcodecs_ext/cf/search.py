@@ -1,6 +1,7 @@
 """The search behind :func:`numcodecs_ext.cf.choose_packing`: the float type's facts, the
 guaranteed error of a packing (exact, with Fractions), candidates proven through the real codecs,
-and why no packing meets a tolerance when none does. See :mod:`numcodecs_ext.cf.packing`."""
+and why no packing meets a tolerance when none does. See :mod:`numcodecs_ext.cf.packing`,
+which imports it (the types it returns are in :mod:`numcodecs_ext.cf.packed`)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from .packing import INTEGER_TYPES, DataRange, Packing, _show
+from ..codecs._base import show as _show
+from .packed import INTEGER_TYPES, DataRange, Packing
+
+__all__ = ["Floats", "finest", "float_range", "meeting", "why_not", "why_tolerance"]
 
 # -- the float type's facts -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Floats:
+class Floats:
     """What the bound needs of a float type, exact."""
 
     dtype: np.dtype
@@ -29,7 +33,7 @@ class _Floats:
     kmax: int  # ... to 2**kmax (the largest below max)
 
     @classmethod
-    def of(cls, dtype: np.dtype) -> _Floats:
+    def of(cls, dtype: np.dtype) -> Floats:
         info = np.finfo(dtype)
         p = int(info.nmant) + 1
         return cls(dtype, p, Fraction(1, 2**p), Fraction(float(info.smallest_subnormal)),
@@ -56,7 +60,7 @@ class _Floats:
         return max(self.eta, Fraction(2) ** (math.frexp(abs(x))[1] - self.p))
 
 
-def _round_fraction(x: Fraction, f: _Floats) -> float:
+def _round_fraction(x: Fraction, f: Floats) -> float:
     """A Fraction rounded once to the float type (via float64 when that is exact enough)."""
     try:
         d = float(x)  # correctly rounded to float64
@@ -90,7 +94,7 @@ def _is_pow2(x: float) -> bool:
     return x > 0 and math.frexp(x)[0] == 0.5
 
 
-def _usable(f: _Floats, packed: np.dtype, nan: bool) -> tuple[int, int]:
+def _usable(f: Floats, packed: np.dtype, nan: bool) -> tuple[int, int]:
     """The codes a packing can reach: those of ``packed`` (:func:`_codes`) that the float type
     holds too (the codes are rounded floats: a float16 packing never gets past ±65504)."""
     first, last, _ = _codes(packed, nan)
@@ -120,7 +124,7 @@ def _sterbenz(lo: Fraction, hi: Fraction, o: Fraction) -> bool:
     return True
 
 
-def _bound(f: _Floats, lo: float, hi: float, offset: float, scale: float, q: tuple[int, int],
+def _bound(f: Floats, lo: float, hi: float, offset: float, scale: float, q: tuple[int, int],
            y: tuple[float, float]) -> Fraction:
     """The largest error of any value of [lo, hi] (see the module docstring), exact."""
     L, H, o, sc = Fraction(lo), Fraction(hi), Fraction(offset), Fraction(scale)
@@ -161,7 +165,7 @@ def _ceil_float(x: Fraction) -> float:
     return d if Fraction(d) >= x else math.nextafter(d, math.inf)
 
 
-def _candidate(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+def _candidate(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
                scale: float, offset: float) -> Packing | None:
     """The packing with this scale and offset if it holds up in the real codecs, else None: the
     codes of both ends fit the type, decode to finite values within the bound, NaN and the fill
@@ -208,7 +212,7 @@ def _centre(lo: Fraction, hi: Fraction, first: int, last: int, sc: Fraction) -> 
     return (lo + hi) / 2 - middle / sc
 
 
-def _pow2_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+def _pow2_candidates(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
                      k: int) -> list[Packing]:
     """Packings with scale 2**k: the offset in the middle of the codes, on the scale's grid (so
     that subtraction can be exact), and 0 (exact subtraction and addition) where the codes fit."""
@@ -243,7 +247,7 @@ def _pow2_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: 
     return out
 
 
-def _fit_k(f: _Floats, packed: np.dtype, nan: bool, lo: float, hi: float) -> int:
+def _fit_k(f: Floats, packed: np.dtype, nan: bool, lo: float, hi: float) -> int:
     """The largest k whose scale 2**k spreads [lo, hi] over the codes, leaving one spare."""
     first, last = _usable(f, packed, nan)
     if hi == lo:
@@ -256,7 +260,7 @@ def _fit_k(f: _Floats, packed: np.dtype, nan: bool, lo: float, hi: float) -> int
     return max(f.kmin, min(f.kmax, k))
 
 
-def _arbitrary(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+def _arbitrary(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
                scale: Fraction) -> Packing | None:
     """The packing at (about) ``scale`` with the offset in the middle of the codes; the scale
     shrinks by up to a few codes where the float rounding pushes an end out of the type."""
@@ -278,7 +282,7 @@ def _arbitrary(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float,
     return None
 
 
-def _edge_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float,
+def _edge_candidates(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float,
                      nan: bool) -> list[Packing]:
     """Offset 0 and the largest scale whose codes hold the range: the end farthest from 0 lands
     on the type's last code. Near the float type's largest values this is what decodes without
@@ -314,7 +318,7 @@ def _edge_candidates(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: 
     return out
 
 
-def _finest(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool) -> Packing | None:
+def finest(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool) -> Packing | None:
     """The packing into ``packed`` with the smallest guaranteed error."""
     first, last = _usable(f, packed, nan)
     found: list[Packing] = []
@@ -334,7 +338,7 @@ def _finest(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, na
     return min(found, key=lambda c: (c.max_error, not _is_pow2(c.scale), c.scale))
 
 
-def _meeting(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
+def meeting(f: Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, nan: bool,
              tol: float, finest: Packing) -> Packing | None:
     """The coarsest packing into ``packed`` whose guaranteed error is at most ``tol``."""
     found: list[Packing] = [finest] if finest.max_error <= tol else []
@@ -374,7 +378,7 @@ def _meeting(f: _Floats, packed: np.dtype, r: DataRange, lo: float, hi: float, n
     return min(found, key=lambda c: (c.scale, c.max_error))
 
 
-def _float_range(f: _Floats, r: DataRange) -> tuple[float, float]:
+def float_range(f: Floats, r: DataRange) -> tuple[float, float]:
     """The range in the float type, rounded outwards (a value of the range, rounded to the type,
     stays inside); ValueError if it lies beyond the type's finite values."""
     out = []
@@ -392,7 +396,7 @@ def _float_range(f: _Floats, r: DataRange) -> tuple[float, float]:
     return out[0], out[1]
 
 
-def _why_not(f: _Floats, packed: np.dtype, lo: float, hi: float, nan: bool) -> str:
+def why_not(f: Floats, packed: np.dtype, lo: float, hi: float, nan: bool) -> str:
     """Why no packing into ``packed`` exists (the search found none)."""
     first, last = _usable(f, packed, nan)
     name = f.dtype.name
@@ -413,7 +417,7 @@ def _g(x: Fraction) -> str:
         return f"{float(x / Fraction(10) ** e):.3g}e+{e}"
 
 
-def _why_tolerance(f: _Floats, lo: float, hi: float, tol: float, nan: bool, best: Packing | None) -> str:
+def why_tolerance(f: Floats, lo: float, hi: float, tol: float, nan: bool, best: Packing | None) -> str:
     """Which limits keep every packing above ``tol``: both ways a packing can meet it, rounding
     to steps of at most 2 × tol, or keeping every value exact, and what each would need."""
     name = f.dtype.name
