@@ -27,6 +27,7 @@ False
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import warnings
@@ -283,6 +284,7 @@ class MigrationJournal(Journal):
         self.about = {"seed": seed, "modes": {}, "totals": {}}
         self.runs: dict[str, dict[int, str]] = {}
         self._begun = False
+        self._saved: str | None = None  # the stamp as last written (its modes must hold before a run's record)
 
     @classmethod
     def read(cls, location: Location) -> MigrationJournal:
@@ -323,7 +325,11 @@ class MigrationJournal(Journal):
 
     def done(self, array: str, run: int, digest: str) -> None:
         """Run ``run`` of ``array`` is written and verified; ``digest``: its chunks' keys and
-        sizes in the destination (:func:`~numcodecs_ext.store.journal.run_digest`)."""
+        sizes in the destination (:func:`~numcodecs_ext.store.journal.run_digest`). The stamp is
+        written first where it changed (an array's mode): a resumed run trusts a record only
+        under the mode it was made in."""
+        if self._saved != json.dumps(self.about, sort_keys=True):
+            self.save()
         self.record(run, array, digest=digest)
         self.runs.setdefault(array, {})[run] = digest
 
@@ -339,6 +345,7 @@ class MigrationJournal(Journal):
         another plan there are forgotten; those of this plan kept), then as it is now."""
         if self._begun:
             super().save()
-            return
-        self._begun = True
-        self.create(str(self.digest), source=self.source, about=self.about, runs_total=self.runs_total)
+        else:
+            self._begun = True
+            self.create(str(self.digest), source=self.source, about=self.about, runs_total=self.runs_total)
+        self._saved = json.dumps(self.about, sort_keys=True)

@@ -539,3 +539,18 @@ def test_a_journal_of_the_older_format_starts_over(store, small_runs, monkeypatc
     assert "interrupted migration of another plan" in out and "resumed" not in out, out
     assert check_complete_or_absent(dst, want) == "complete"
     assert not (dst / ".numcodecs-ext-migrate.json").exists() and not (dst / ".numcodecs-ext-migrate").exists()
+
+
+def test_a_run_is_recorded_with_the_mode_of_its_array(tmp_path) -> None:
+    """A run's record never lies on disk without its array's mode (a resumed run trusts records
+    only under the mode they were made in, and forgets them otherwise): a kill in the first array
+    keeps its runs."""
+    loc = Location.parse(str(tmp_path / "dst.zarr"))
+    journal = MigrationJournal(loc, plan="d", source="src")
+    journal.totals = {"a": 2, "b": 1}
+    journal.save()
+    journal.modes["a"] = "keep"
+    journal.done("a", 0, "x")  # (the kill comes here: the array's end, which saves, never does)
+    seen = MigrationJournal.read(loc)
+    assert seen.modes == {"a": "keep"} and seen.runs == {"a": {0: "x"}} and seen.plan == "d"
+    assert seen.totals == {"a": 2, "b": 1} and seen.seed is None
