@@ -264,9 +264,9 @@ def _check_destination(loc: Any, source: Source) -> tuple[bool, str]:
     if not listing.files and not listing.problems:
         return True, ""
     from ..store.staging import is_metadata_key
-    from .journal import Journal, is_journal_key
+    from ..store.journal import CONVERT_JOURNAL, Journal, is_journal_key
 
-    if any(is_journal_key(k) for k in listing.files) and Journal(loc).stamp() is not None:
+    if any(is_journal_key(k) for k in listing.files) and Journal(loc, CONVERT_JOURNAL).load():
         complete = any(k in ("zarr.json", ".zgroup", ".zmetadata") for k in listing.files)
         return True, "complete" if complete else "partial"
 

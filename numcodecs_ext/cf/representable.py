@@ -38,7 +38,7 @@ METADATA_NAMES = frozenset({"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmet
 
 def name_problem(name: str, *, root: bool) -> str | None:
     """Why ``name`` cannot name an array or group of a store (None: it can)."""
-    from .journal import PREFIX
+    from ..store.journal import CONVERT_JOURNAL as PREFIX
 
     if name in METADATA_NAMES:
         return "its name is the name of a zarr metadata document"

@@ -9,7 +9,7 @@ The order:
    into a store in memory, the packings declared, the metadata consolidated): the stamp of the
    journal covers the source and these documents, so a changed source or other options never
    resume an old journal.
-2. The journal's stamp is written (:mod:`numcodecs_ext.cf.journal`); a journal of something
+2. The journal's stamp is written (:mod:`numcodecs_ext.store.journal`); a journal of something
    else is discarded first (its marks, then its chunks, then its stamp), or, if there is one of
    this very conversion, the runs it marked are skipped.
 3. The small variables xarray writes at once (index coordinates, scalars) are copied in; the
@@ -39,7 +39,7 @@ import numpy as np
 
 from ..store.errors import ToolError, UsageError, VerificationError
 from ..store.verifying import VerifyPlan
-from .journal import Journal, is_journal_key
+from ..store.journal import CONVERT_JOURNAL, Journal, digest, is_journal_key
 from .plan import GroupPlan, VariablePlan, declare_packing
 from .handles import NETCDF_LOCK
 from .verify import BLOCK_BYTES, blocks, check_block, check_structure, opened
@@ -123,12 +123,12 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
                         f"drop it or try --zarr-format {5 - zarr_format}; nothing was written") from None
     _check_before_writing(source, engine, plans, final_docs, eager, loc, resume)
     stamp = dict(stamp, metadata=_digest(int_docs, final_docs), run_bytes=RUN_BYTES)
-    journal = Journal(loc)
+    journal = Journal(loc, CONVERT_JOURNAL)
     outcome = Outcome()
     records: dict[int, dict[str, Any]] = {}
     present: set[str] = set()
     started = bool(resume)  # a journal there already: what it holds is never removed but to start over
-    same = bool(resume) and journal.stamp() == stamp
+    same = bool(resume) and journal.load() and journal.matches(digest(stamp))
     if resume == "complete" and not same:  # someone's complete store: never touched
         raise UsageError(f"{loc.display}: exists; convert writes a new store (remove it or choose another name)")
     if loc.is_shared:  # the workers will write: an address that cannot work is said before anything is written
@@ -138,7 +138,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
     try:
         if resume:
             if same:
-                records = journal.records()
+                records = {i: r for i, r in journal.records().items() if r.get("state") in ("written", "verified")}
                 listing = set(loc.walk().files)
                 for key in sorted(k for k in listing if _TEMPORARY.search(k)):
                     loc.remove(key)  # a write the kill cut short (zarr's or ours): never part of the store
@@ -147,7 +147,7 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
                 outcome.started_over = (f"{loc.display} held an interrupted conversion of another source or with "
                                         "other options: it was removed and the conversion started over")
                 _start_over(loc, journal)
-        journal.start(stamp)
+        journal.create(digest(stamp), source=str(stamp.get("source", {}).get("path", "")), about=stamp)
         started = True
         for key, data in eager.items():
             loc.write(key, data)
@@ -156,14 +156,14 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if records:
             records = _still_there(plans, records, present, zarr_format)
         runs, eager_checks = _runs(plans, verify, records, outcome, differences)
-        journal.describe({"runs": len(runs), "chunks": outcome.chunks})
+        journal.set_runs_total(len(runs))
         todo = [r for r in runs if r.data is not None or r.checks]
         outcome.finished = not todo
         _run_all(job, todo, loc, differences, outcome, progress)
         if verify.enabled:  # after the runs: opening the result decodes its index coordinates, which runs write
             _check_here(job, plans, eager_checks, differences, outcome)
         _store(loc, final_docs).commit()
-        journal.remove()
+        journal.committed()
         return outcome
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
@@ -323,7 +323,7 @@ def _digest(*documents: dict[str, bytes]) -> str:
 def _start_over(loc: Any, journal: Journal) -> None:
     """Discard an interrupted conversion of something else: its marks first (so that no kill
     on the way leaves a mark without its chunks), then everything but the stamp, then the stamp."""
-    journal.forget_runs()
+    journal.forget()
     for key in loc.walk().files:
         if not is_journal_key(key):
             loc.remove(key)
@@ -455,7 +455,7 @@ def _do_run(job: _Job, run: _Run) -> float:
             for region in run.checks:
                 worst = max(worst, check_block(sides, run.vp, run.name, region))
     state = "verified" if run.checked >= run.nchunks else "written"
-    job.journal.mark(run.index, state, checked=run.checked, worst=worst)
+    job.journal.record(run.index, state=state, checked=run.checked, worst=worst)
     return worst
 
 

@@ -30,7 +30,7 @@ from ..store.errors import ToolError, UsageError
 from ..store.storage import Location
 from .filters import NotExpressible, adapter_codec, filter_codecs, works_on_bytes
 from .text import counted
-from .journal import JOURNAL
+from ..store.journal import is_journal_key
 
 __all__ = ["ArrayPlan", "GroupPlan", "StoreIndex", "array_metadata", "compressor_codec",
            "index_store", "is_temporary", "read_json", "same_json"]
@@ -254,7 +254,7 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
             if name in V2_FILES:
                 index.v2_files[key] = size
             continue
-        if key == JOURNAL:
+        if is_journal_key(key):
             index.journal = True
             continue
         if is_temporary(key):

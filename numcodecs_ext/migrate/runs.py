@@ -27,6 +27,7 @@ False
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import warnings
@@ -37,11 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from ..store.journal import MIGRATE_JOURNAL, Journal
 from ..store.storage import Location
 from .text import error, number, region
 
-__all__ = ["BLOCK_BYTES", "MAX_CHUNKS", "View", "chunk_coords", "compare_run", "differences", "quiet", "runs",
-           "same_values"]
+__all__ = ["BLOCK_BYTES", "MAX_CHUNKS", "MigrationJournal", "View", "chunk_coords", "compare_run", "differences",
+           "quiet", "runs", "same_values"]
 
 #: chunks read at a time, at most: zarr holds a task (some kilobytes) per chunk of a read, so
 #: 4 MiB of tiny chunks would take gigabytes (measured: 100,000 one-byte chunks in one run,
@@ -266,3 +268,84 @@ def compare_run(source: Any, target: Any, sel: tuple[slice, ...], *, name: str,
             return None
         where, how = _first_bad_chunk(source, target, sel, np.asarray(values))
     return f"at {region(where)}: {how}"
+
+
+class MigrationJournal(Journal):
+    """migrate's journal (:mod:`numcodecs_ext.store.journal`, :data:`MIGRATE_JOURNAL`): ``plan``
+    (its digest), the source, ``seed`` (``--verify sample:N``'s: a resumed run checks the same
+    chunks), each array's ``modes`` ("keep" or "rewrite") and ``totals`` (its runs, for inspect),
+    and each array's verified runs ``runs`` ``{array: {run number: run digest}}`` (a record per
+    run, of the array's group)."""
+
+    def __init__(self, location: Location, *, plan: str | None = None, source: str = "",
+                 seed: int | None = None) -> None:
+        super().__init__(location, MIGRATE_JOURNAL)
+        self.digest, self.source = plan, source
+        self.about = {"seed": seed, "modes": {}, "totals": {}}
+        self.runs: dict[str, dict[int, str]] = {}
+        self._begun = False
+        self._saved: str | None = None  # the stamp as last written (its modes must hold before a run's record)
+
+    @classmethod
+    def read(cls, location: Location) -> MigrationJournal:
+        """The journal in ``location`` (ValueError if it cannot be read; one of an older format
+        has no ``plan``: it resumes nothing)."""
+        journal = cls(location)
+        if not journal.load(strict=True):
+            raise ValueError("not there")
+        about, seed = journal.about, journal.about.get("seed")
+        journal.about = {"seed": int(seed) if isinstance(seed, int) else None,
+                         "modes": {str(k): str(v) for k, v in dict(about.get("modes") or {}).items()},
+                         "totals": {str(k): int(v) for k, v in dict(about.get("totals") or {}).items()}}
+        if journal.digest is not None:
+            journal.runs = {array: {n: str(r.get("digest")) for n, r in records.items()}
+                            for array, records in journal.all_records().items()}
+        return journal
+
+    @property
+    def plan(self) -> str | None:
+        return self.digest
+
+    @property
+    def seed(self) -> int | None:
+        return self.about["seed"]
+
+    @property
+    def modes(self) -> dict[str, str]:
+        return self.about["modes"]
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return self.about["totals"]
+
+    @totals.setter
+    def totals(self, totals: dict[str, int]) -> None:
+        self.about["totals"] = dict(totals)
+        self.runs_total = sum(totals.values())
+
+    def done(self, array: str, run: int, digest: str) -> None:
+        """Run ``run`` of ``array`` is written and verified; ``digest``: its chunks' keys and
+        sizes in the destination (:func:`~numcodecs_ext.store.journal.run_digest`). The stamp is
+        written first where it changed (an array's mode): a resumed run trusts a record only
+        under the mode it was made in."""
+        if self._saved != json.dumps(self.about, sort_keys=True):
+            self.save()
+        self.record(run, array, digest=digest)
+        self.runs.setdefault(array, {})[run] = digest
+
+    def forget(self, group: str | None = None) -> None:
+        super().forget(group)
+        if group is None:
+            self.runs.clear()
+        else:
+            self.runs.pop(group, None)
+
+    def save(self) -> None:
+        """Write the journal's stamp: the first time as :meth:`create` (the runs of a journal of
+        another plan there are forgotten; those of this plan kept), then as it is now."""
+        if self._begun:
+            super().save()
+        else:
+            self._begun = True
+            self.create(str(self.digest), source=self.source, about=self.about, runs_total=self.runs_total)
+        self._saved = json.dumps(self.about, sort_keys=True)

@@ -6,7 +6,7 @@ metadata with zarr), then the run is read back from the destination under its ne
 staged in memory (:class:`~numcodecs_ext.store.staging.StagedStore`), and compared bit for bit
 with the source. An array whose copied chunks read differently is rewritten instead. Only when
 every run of every array is verified are the ``zarr.json`` documents written, arrays first,
-groups from the deepest up, the root last. A journal (:mod:`.journal`) records the verified
+groups from the deepest up, the root last. A journal (:mod:`numcodecs_ext.store.journal`) records the verified
 runs, so the same command resumes an interrupted migration.
 """
 
@@ -22,10 +22,10 @@ from ..store.progress import Progress
 from ..store.staging import StagedStore, commit_order, is_metadata_key
 from ..store.storage import Location
 from ..store.verifying import VerifyPlan, parse_verify
-from .journal import JOURNAL, Journal, plan_digest, run_digest, source_stamps
+from ..store.journal import MIGRATE_JOURNAL as JOURNAL, digest as plan_digest, is_journal_key, run_digest, source_stamps
 from .plan import ArrayPlan, index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, open_source, source_view, write_refused
-from .runs import View, chunk_coords, quiet, run_count, values_in
+from .runs import MigrationJournal as Journal, View, chunk_coords, quiet, run_count, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
 from .text import counted, error, region
 
@@ -119,7 +119,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
         raise UsageError(f"{dst}: exists and holds {what}; migrate writes a new store: remove it "
                          "or choose another destination")
     try:
-        journal = Journal.from_bytes(dst.read(JOURNAL))
+        journal = Journal.read(dst)
     except (ValueError, OSError) as e:
         raise UsageError(f"{dst}: holds an unreadable migration journal {JOURNAL} ({e}); nothing "
                          f"there opens as complete: remove {dst} and run again") from None
@@ -127,7 +127,7 @@ def prepare_destination(dst: Location, report: MigrationReport, *, plan: RunPlan
     docs = _documents(report)
     strays = []
     for key in listing:
-        if key == JOURNAL or is_temporary(key):
+        if is_journal_key(key) or is_temporary(key):
             continue
         if is_metadata_key(key):
             if key not in docs:
@@ -208,7 +208,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     check = as_plan(verify)
     plan = run_plan(report, src, rewrite_all=rewrite_all, verify=check)
     state = prepare_destination(dst, report, plan=plan, source=src)
-    journal = state.journal or Journal(plan=plan.digest, source=src.display, seed=check.seed)
+    journal = state.journal or Journal(dst, plan=plan.digest, source=src.display, seed=check.seed)
     resuming = state.journal is not None
     if resuming and check.mode == "sample" and journal.seed is not None:
         check = replace(check, seed=journal.seed)  # the chunks the interrupted run chose
@@ -225,7 +225,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
         state.clear_stale()
         journal.totals = {a.path: run_count(a.shape, a.chunk_shape, itemsize=a.itemsize)
                           for a in report.arrays}
-        journal.save(dst)  # before any chunk: the destination is ours, and resumable
+        journal.save()  # before any chunk: the destination is ours, and resumable
         for array in report.arrays:
             mode = "rewrite" if (array.rewrite or rewrite_all) else "keep"
             if resuming and journal.modes.get(array.path) == "rewrite":
@@ -252,8 +252,8 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
                                     "only chunks: nothing there opens as an array or group")
                 mode = journal.modes[array.path] = "rewrite"
                 journal.forget(array.path)
-                journal.save(dst)
-            journal.save(dst)
+                journal.save()
+            journal.save()
     report.runs_resumed = runs_done
     if resuming and runs_done:
         done_text = {"full": "written and verified", "none": "written"}.get(
@@ -268,7 +268,7 @@ def write_store(report: MigrationReport, src: Location, dst: Location, *, rewrit
     for key in state.listing:
         if is_temporary(key):
             dst.remove(key)
-    dst.remove(JOURNAL)
+    journal.committed()
     report.verified = check.complete
 
 
@@ -352,8 +352,6 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict
             done.bytes += step
             done.chunks += n
             bar.advance(step, chunks=n)
-        # a batch is many runs: recorded as it ends (one whole-object PUT on object stores)
-        journal.save_now_and_then(dst, every=1, seconds=1.0)
     return None
 
 

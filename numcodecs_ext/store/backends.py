@@ -24,27 +24,12 @@ import shutil
 import stat
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Backend", "FsspecBackend", "Listing", "LocalBackend"]
+from .base import Listing, attempt, join_slash, object_store_defaults, protocols, relative, run_sync
 
-
-#: an endpoint (or other part of a store's identity) that cannot be known: a location of it
-#: overlaps whatever its path may overlap (see :meth:`.storage.Location.overlaps`)
-UNKNOWN = "<unknown>"
-
-
-@dataclass
-class Listing:
-    """Every object under a location: ``{relative key: size}``, and what could not be listed.
-    ``unsized``: the keys whose size the listing did not give (an http(s) index page lists
-    links, not sizes); they count 0 in ``files``, and what sums sizes says "unknown"."""
-
-    files: dict[str, int] = field(default_factory=dict)
-    problems: list[tuple[str, str]] = field(default_factory=list)
-    unsized: set[str] = field(default_factory=set)
+__all__ = ["Backend", "FsspecBackend", "LocalBackend"]
 
 
 class Backend(Protocol):
@@ -91,12 +76,10 @@ def _zarr_async_fs(target: Any, options: Mapping[str, Any]) -> tuple[Any, str]:
     import asyncio
     import json
 
-    from .zarrstores import _sync
-
     async def running() -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
-    loop = _sync(running())
+    loop = run_sync(running())
     key = (target, json.dumps(options, sort_keys=True, default=repr), id(loop))
     hit = _ZARR_ASYNC_FS.get(key)
     if hit is None or hit[0] is not loop:
@@ -115,24 +98,6 @@ def _zarr_async_fs(target: Any, options: Mapping[str, Any]) -> tuple[Any, str]:
     return hit[1], hit[2]
 
 
-def _join_slash(root: str, key: str) -> str:
-    key = key.strip("/")
-    if not key:
-        return root
-    if root in ("", "/"):
-        return f"{root}{key}"
-    return f"{root.rstrip('/')}/{key}"
-
-
-def _relative(path: str, base: str) -> str:
-    base = base.rstrip("/")
-    if not base:
-        return path.lstrip("/")
-    if path == base:
-        return ""
-    return path[len(base) + 1:] if path.startswith(base + "/") else path
-
-
 # -- local disks ---------------------------------------------------------------------------------
 
 
@@ -147,7 +112,7 @@ class LocalBackend:
 
         self.fs = LocalFileSystem()
 
-    join = staticmethod(_join_slash)
+    join = staticmethod(join_slash)
 
     def identity(self) -> tuple[Any, ...]:
         return ("file",)
@@ -290,11 +255,6 @@ def _rel(path: Path, root: Path) -> str:
 # -- fsspec filesystems --------------------------------------------------------------------------
 
 
-def protocols(fs: Any) -> tuple[str, ...]:
-    protocol = fs.protocol
-    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
-
-
 class FsspecBackend:
     """An fsspec filesystem; ``options`` (which may hold credentials, never displayed) rebuild
     it in another process."""
@@ -305,7 +265,7 @@ class FsspecBackend:
         self.fs = fs
         self.options = dict(options)
 
-    join = staticmethod(_join_slash)
+    join = staticmethod(join_slash)
 
     @property
     def protocol(self) -> str:
@@ -366,7 +326,7 @@ class FsspecBackend:
 
     def read_many(self, paths: list[str]) -> dict[str, bytes | BaseException]:
         if len(paths) < 2:
-            return {p: _attempt(self.read, p) for p in paths}
+            return {p: attempt(self.read, p) for p in paths}
         if self._one_request and getattr(self.fs, "async_impl", False):
             return self._read_concurrent(paths)
         got = self.fs.cat(list(paths), on_error="return")
@@ -403,7 +363,7 @@ class FsspecBackend:
         for path, info in found.items():
             if info.get("type", "file") != "file":
                 continue
-            rel = _relative(path, self.resolve(root))
+            rel = relative(path, self.resolve(root))
             if rel:
                 size = info.get("size")
                 listing.files[rel] = int(size or 0)
@@ -421,7 +381,7 @@ class FsspecBackend:
         if not pairs:
             return {}
         if not getattr(self.fs, "async_impl", False) or len(pairs) == 1:
-            return {s: e for s, d in pairs if (e := _attempt(self.copy, s, d)) is not None}
+            return {s: e for s, d in pairs if (e := attempt(self.copy, s, d)) is not None}
         return self._copy_objects(pairs)
 
     def _copy_objects(self, pairs: list[tuple[str, str]], concurrency: int = 64) -> dict[str, BaseException]:
@@ -471,8 +431,6 @@ class FsspecBackend:
         from zarr.storage import FsspecStore
 
         if url is not None:
-            from .storage import object_store_defaults
-
             options = object_store_defaults(self.protocol, self.options)
             fs, path = _zarr_async_fs(url, options)
             return FsspecStore(fs, path=path, read_only=read_only)
@@ -488,16 +446,6 @@ class FsspecBackend:
     def reduce(self) -> tuple[Any, ...]:
         # the filesystem pickles as its class and arguments (fsspec's own convention)
         return (FsspecBackend, (self.fs, self.options))
-
-
-def _attempt(fn: Any, *args: Any) -> Any:
-    """``fn(*args)``'s result, or the error it raised (for many-object calls that report
-    per object)."""
-    try:
-        result = fn(*args)
-    except Exception as e:  # noqa: BLE001 - reported per object, said the tools' way later
-        return e
-    return result
 
 
 def _names_bucket(e: BaseException) -> bool:

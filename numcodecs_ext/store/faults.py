@@ -26,7 +26,7 @@ from typing import Any
 from .errors import ToolError, UsageError
 
 __all__ = ["AccessDenied", "ObjectNotFound", "StorageError", "StoreNotFound", "Unreachable",
-           "argument_secrets", "fault", "redact"]
+           "argument_secrets", "fault", "option_secrets", "redact", "url_secrets", "url_userinfo"]
 
 
 class StorageError(ToolError, OSError):
@@ -64,7 +64,7 @@ _SECRET_NAME = re.compile(r"key|secret|token|passw|credential|signature|sas|auth
                           r"|^sig$", re.IGNORECASE)
 
 
-def _secrets(options: Mapping[str, Any] | None) -> list[str]:
+def option_secrets(options: Mapping[str, Any] | None) -> list[str]:
     """The secret strings among ``options`` (by name, nested dicts too) and the standard
     variables."""
     found: list[str] = []
@@ -97,11 +97,11 @@ def redact(text: str, options: Mapping[str, Any] | None = None, secrets: Sequenc
     >>> redact("denied for AKIAXYZ", {"key": "AKIAXYZ"})
     'denied for ***'
     """
-    for userinfo in _userinfo(str(text)):
+    for userinfo in url_userinfo(str(text)):
         text = str(text).replace(f"://{userinfo}@", "://")
     text = re.sub(r"(?<=[?&])([^=&\s\"']+)=([^&\s\"']*)",
                   lambda m: f"{m[1]}=***" if _SECRET_NAME.search(m[1]) else m[0], text)
-    for secret in sorted({*_secrets(options), *secrets} - {""}, key=len, reverse=True):
+    for secret in sorted({*option_secrets(options), *secrets} - {""}, key=len, reverse=True):
         if len(secret) >= 8:
             text = text.replace(secret, "***")
         else:  # a short secret is taken out where it stands alone, not out of every word holding it
@@ -125,17 +125,17 @@ def argument_secrets(argv: Sequence[str]) -> list[str]:
         start = arg.find("{")
         if start >= 0:
             with contextlib.suppress(ValueError, TypeError):
-                found.extend(_secrets(json.loads(arg[start:])) if arg.rstrip().endswith("}") else [])
+                found.extend(option_secrets(json.loads(arg[start:])) if arg.rstrip().endswith("}") else [])
         found.extend(v for k, v in _JSON_PAIR.findall(arg) if _SECRET_NAME.search(k) and v)
-        found.extend(_url_secrets(arg))
-    env = set(_secrets(None))  # the standard variables: taken out by redact anyway
+        found.extend(url_secrets(arg))
+    env = set(option_secrets(None))  # the standard variables: taken out by redact anyway
     return sorted(set(found) - env, key=len, reverse=True)
 
 
 _USERINFO = re.compile(r"://([^/@\s:\"']*(?::[^@\s\"']*)?)@")
 
 
-def _userinfo(text: str) -> list[str]:
+def url_userinfo(text: str) -> list[str]:
     """The ``user[:password]`` parts of the URLs in ``text``. A password may hold an unescaped
     "/" (AWS secrets do); ``host:port/path@x`` is a port and a path, not a password."""
     found = []
@@ -148,10 +148,10 @@ def _userinfo(text: str) -> list[str]:
     return found
 
 
-def _url_secrets(url: str | None) -> list[str]:
+def url_secrets(url: str | None) -> list[str]:
     """The ``user:password`` parts of a URL (chained URLs too)."""
     found = []
-    for userinfo in _userinfo(url or ""):
+    for userinfo in url_userinfo(url or ""):
         password = userinfo.partition(":")[2]
         if password:
             found.append(userinfo)

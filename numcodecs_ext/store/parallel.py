@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import ToolError, UsageError
-from .faults import _url_secrets, _userinfo, redact
+from .faults import redact, url_secrets, url_userinfo
 from .progress import Progress
 
 __all__ = ["Scheduler", "find_scheduler", "run_chunkwise"]
@@ -147,7 +147,7 @@ def find_scheduler(client: Any = None, *, scheduler: str | None = None,
             connected = _client_class(distributed)(address, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError, TypeError) as e:
             raise UsageError(f"cannot connect to the dask scheduler at {_shown(address)} "
-                             f"({_SOURCE}): {redact(str(e), secrets=_url_secrets(address))}") from None
+                             f"({_SOURCE}): {redact(str(e), secrets=url_secrets(address))}") from None
         try:
             _say_when_no_workers(connected, address)
             yield Scheduler(client=connected, owned=True)
@@ -186,7 +186,7 @@ def _check_address(address: str, timeout: Any) -> None:
     from distributed.comm.registry import get_backend
 
     shown = _shown(address)
-    if _userinfo(address):
+    if url_userinfo(address):
         raise UsageError(f"the dask scheduler address {shown} carries credentials (user:password@), which "
                          f"dask does not take ({_SOURCE}); give scheme://host:port, and TLS settings for "
                          "a secured scheduler")

@@ -18,7 +18,9 @@ through a Location, so that what it promises holds wherever the data lives:
   endpoints never overlap), so that a tool can refuse to write into its own source.
 
 The backends (local disk, any fsspec filesystem, any zarr store object) are in
-:mod:`numcodecs_ext.store.backends`.
+:mod:`numcodecs_ext.store.backends` and :mod:`numcodecs_ext.store.zarrstores`; what a target
+names is told by :mod:`numcodecs_ext.store.targets`, storage options are checked by
+:mod:`numcodecs_ext.store.options`.
 
 Credentials come from the usual places (the ``AWS_*`` variables including
 ``AWS_ENDPOINT_URL``, which botocore reads for s3fs; fsspec's configuration) or
@@ -51,7 +53,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .backends import UNKNOWN, FsspecBackend, Listing, LocalBackend, protocols
+from .base import UNKNOWN, Listing
 from .errors import UsageError
 from .faults import (
     AccessDenied,
@@ -59,13 +61,13 @@ from .faults import (
     StorageError,
     StoreNotFound,
     Unreachable,
-    _secrets,
-    _url_secrets,
-    _userinfo,
     fault,
+    option_secrets,
     redact,
+    url_secrets,
 )
-from .zarrstores import ZarrStoreBackend
+from .options import check_storage_options, parse_storage_options
+from .targets import WRITABLE, open_target, split_store_path
 
 __all__ = [
     "AccessDenied",
@@ -81,162 +83,7 @@ __all__ = [
     "redact",
 ]
 
-_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
-             "abfss": "adlfs", "adl": "adlfs", "http": "aiohttp and requests", "https": "aiohttp and requests"}
-
-
-# schemes whose URLs never carry credentials: a user:password@ there is a mistake to refuse
-_NO_USERINFO = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"}
-
-
-# -- storage options -------------------------------------------------------------------------------
-
-# Object-store filesystems cache listings per instance. zarr's FsspecStore holds an instance of
-# its own, so a listing cached by one goes stale when the other writes (zarr then reads a
-# document written a moment ago as missing). The tools keep no listing cache there.
-_LISTING_CACHES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}
-
-
-def object_store_defaults(scheme: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with the tools' defaults for object stores, each unless the options set it:
-    no listing cache (see above); on S3, reads of one request each (s3fs >= 2025 asks an
-    object's size with a HEAD before every whole-object read, to split large ones into
-    concurrent ranges; zarr's chunks are read whole, so that doubles the requests per chunk)."""
-    out = dict(options)
-    if scheme in _LISTING_CACHES:
-        out.setdefault("use_listings_cache", False)
-    if scheme in ("s3", "s3a"):
-        out.setdefault("max_concurrency", 1)
-    return out
-
-
-def parse_storage_options(text: str | None, *, flag: str = "--storage-options") -> dict[str, Any]:
-    """The ``--storage-options JSON`` argument as a dict for fsspec (``{}`` for None/empty).
-
-    UsageError on anything but a JSON object, and on an option of a known name whose value has
-    the wrong type (:func:`check_storage_options`). The message never repeats the text (it may
-    hold a secret).
-
-    >>> parse_storage_options('{"anon": true}')
-    {'anon': True}
-    >>> parse_storage_options('{"anon": "yes"}')
-    Traceback (most recent call last):
-    ...
-    numcodecs_ext.store.errors.UsageError: --storage-options: "anon" must be true or false, not a string
-    >>> parse_storage_options('null')
-    Traceback (most recent call last):
-    ...
-    numcodecs_ext.store.errors.UsageError: --storage-options: a JSON object is needed (e.g. '{"anon": true}'), not null
-    """
-    if text is None or not str(text).strip():
-        return {}
-    try:
-        options = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{flag}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
-                         """give a JSON object, e.g. '{"anon": true}' or '{"profile": "name"}'""") from None
-    if not isinstance(options, dict):
-        raise UsageError(f"{flag}: a JSON object is needed (e.g. "
-                         f"""'{{"anon": true}}'), not {_json_kind(options)}""")
-    check_storage_options(options, flag=flag)
-    return options
-
-
-# The types of the storage options fsspec's object-store filesystems (s3fs, gcsfs, adlfs) and
-# botocore take, by name; an option of another name is passed on as it is (the filesystem says
-# whether it takes it). bool: true/false; "number": an integer or a float (not true/false);
-# str / dict: a string / a JSON object; None: null (the filesystem's default).
-_BOOL, _NUMBER, _STR, _OBJECT, _NULL = "true or false", "a number", "a string", "a JSON object", "null"
-_OPTION_TYPES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("anon", "use_ssl", "use_listings_cache", "skip_instance_cache", "version_aware",
-                     "cache_regions", "fixed_upload_size"), (_BOOL,)),
-    **dict.fromkeys(("default_block_size", "listings_expiry_time", "max_concurrency", "max_paths",
-                     "default_cache_type_size", "timeout"), (_NUMBER, _NULL)),
-    **dict.fromkeys(("key", "secret", "profile", "endpoint_url", "region_name", "username", "password",
-                     "account_name", "account_key", "sas_token", "connection_string", "session_token",
-                     "tenant_id", "client_id", "client_secret", "project", "access"), (_STR, _NULL)),
-    "token": (_STR, _OBJECT, _NULL),  # s3fs: a session token; gcsfs: a method, a path or the JSON key
-    "requester_pays": (_BOOL, _STR),  # s3fs: true/false; gcsfs: the project to bill
-    **dict.fromkeys(("client_kwargs", "config_kwargs", "s3_additional_kwargs", "headers"), (_OBJECT, _NULL)),
-}
-_NESTED_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
-    "client_kwargs": {
-        **dict.fromkeys(("endpoint_url", "region_name", "aws_access_key_id", "aws_secret_access_key",
-                         "aws_session_token", "api_version"), (_STR, _NULL)),
-        "verify": (_BOOL, _STR), "use_ssl": (_BOOL,), "headers": (_OBJECT, _NULL),
-    },
-    "config_kwargs": {
-        **dict.fromkeys(("connect_timeout", "read_timeout", "max_pool_connections"), (_NUMBER, _NULL)),
-        **dict.fromkeys(("signature_version", "region_name", "user_agent", "user_agent_extra",
-                         "request_checksum_calculation", "response_checksum_validation"), (_STR, _NULL)),
-        **dict.fromkeys(("retries", "s3", "proxies", "proxies_config"), (_OBJECT, _NULL)),
-        "tcp_keepalive": (_BOOL,),
-    },
-}
-_RETRIES_TYPES = {"max_attempts": (_NUMBER,), "total_max_attempts": (_NUMBER,), "mode": (_STR,)}
-
-
-def _json_kind(value: Any) -> str:
-    """How a JSON value is named in a message (no repr: it may be a secret)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a JSON object"
-    if isinstance(value, (list, tuple)):
-        return "a JSON array"
-    return f"a {type(value).__name__}"
-
-
-def _is(value: Any, kinds: tuple[str, ...]) -> bool:
-    return ((_BOOL in kinds and isinstance(value, bool))
-            or (_NUMBER in kinds and isinstance(value, (int, float)) and not isinstance(value, bool))
-            or (_STR in kinds and isinstance(value, str))
-            or (_OBJECT in kinds and isinstance(value, Mapping))
-            or (_NULL in kinds and value is None))
-
-
-def _check(options: Mapping[str, Any], types: Mapping[str, tuple[str, ...]], flag: str, where: str) -> None:
-    for name, kinds in types.items():
-        if name in options and not _is(options[name], kinds):
-            valid = " or ".join(kinds)
-            raise UsageError(f'{flag}: "{where}{name}" must be {valid}, not {_json_kind(options[name])}')
-    for name, value in options.items():
-        if name in ("max_pool_connections", "max_concurrency", "max_attempts", "total_max_attempts") \
-                and _is(value, (_NUMBER,)) and (value != int(value) or value < (0 if "attempts" in name else 1)):
-            raise UsageError(f'{flag}: "{where}{name}" must be a whole number of at least '
-                             f'{0 if "attempts" in name else 1}')
-        if name in ("connect_timeout", "read_timeout", "timeout", "listings_expiry_time") \
-                and _is(value, (_NUMBER,)) and not value >= 0:
-            raise UsageError(f'{flag}: "{where}{name}" must be a number of seconds, 0 or more')
-
-
-def check_storage_options(options: Mapping[str, Any], *, flag: str = "storage_options") -> None:
-    """UsageError naming the option whose value has the wrong type for the filesystems (e.g.
-    ``{"client_kwargs": "x"}``, ``{"key": 123}``, ``{"config_kwargs": {"retries": "x"}}``),
-    before any filesystem sees it (they fail later, in ways that do not name it).
-
-    >>> check_storage_options({"client_kwargs": {"endpoint_url": 5}})  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    numcodecs_ext.store.errors.UsageError: storage_options: "client_kwargs.endpoint_url" must be a string or
-    null, not a number
-    """
-    if not isinstance(options, Mapping):
-        raise UsageError(f"{flag}: a mapping of option names to values is needed, not {_json_kind(options)}")
-    _check(options, _OPTION_TYPES, flag, "")
-    for outer, types in _NESTED_TYPES.items():
-        nested = options.get(outer)
-        if isinstance(nested, Mapping):
-            _check(nested, types, flag, f"{outer}.")
-            retries = nested.get("retries") if outer == "config_kwargs" else None
-            if isinstance(retries, Mapping):
-                _check(retries, _RETRIES_TYPES, flag, "config_kwargs.retries.")
+# -- storage options (parsed and checked in numcodecs_ext.store.options) -------------------------
 
 
 # -- locations -------------------------------------------------------------------------------------
@@ -261,7 +108,7 @@ class Location:
         #: read-only filesystem), or None
         self.read_only = read_only
         #: every credential this location knows of, removed from whatever it says
-        self._hidden = tuple(_secrets(getattr(backend, "options", None)) + _url_secrets(url))
+        self._hidden = tuple(option_secrets(getattr(backend, "options", None)) + url_secrets(url))
         self.display = redact(display, secrets=self._hidden)
 
     # -- making one ---------------------------------------------------------------------------
@@ -275,68 +122,16 @@ class Location:
         UsageError names an unknown scheme or the package a scheme needs."""
         if isinstance(target, Location):
             return target
-        options = dict(storage_options or {})
         if isinstance(target, str) and not target.strip():
             raise UsageError("an empty path: give the path or URL of a store or file")
-        store = _from_zarr(target)
-        if store is not None:
-            return store
-        if isinstance(target, os.PathLike) or (isinstance(target, str) and "://" not in target
-                                                and "::" not in target):
-            path = os.path.abspath(os.path.expanduser(os.fspath(target)))
-            return cls(LocalBackend(), path, redact(os.fspath(target)))
-        if not isinstance(target, str):
-            raise UsageError(f"a {type(target).__name__} is not a path, URL or zarr store")
-        if storage_options is not None:
-            check_storage_options(options)
-        target = _lower_schemes(target)
-        display = redact(target, options)
-        scheme = target.split("://", 1)[0].split("::")[-1]
-        outer = target.split("::")[-1]
-        outer_scheme, _, rest = outer.partition("://")
-        if outer_scheme in _LISTING_CACHES and not rest.strip("/").split("/", 1)[0]:
-            raise UsageError(f"{display}: a bucket name is needed ({outer_scheme}://BUCKET/path)")
-        if _userinfo(target) and scheme in _NO_USERINFO:
-            raise UsageError(f"{display}: {scheme}:// URLs cannot carry credentials (user:password@); "
-                             "give them through the standard configuration (AWS_* variables, fsspec's "
-                             "configuration) or --storage-options")
-        for endpoint in (options.get("endpoint_url"), (options.get("client_kwargs") or {}).get("endpoint_url")):
-            if isinstance(endpoint, str) and _userinfo(endpoint):
-                raise UsageError(f"{display}: the endpoint URL {redact(endpoint, options)} cannot carry "
-                                 "credentials (user:password@); give them as key/secret in --storage-options "
-                                 "or through the AWS_* variables")
-        if scheme in ("http", "https") and _url_secrets(target):
-            target, options = _basic_auth(target, options)
-        try:
-            from fsspec.core import url_to_fs
-
-            fs, root = url_to_fs(target, **object_store_defaults(scheme, options))
-        except ImportError as e:
-            package = _PACKAGES.get(scheme) or getattr(e, "name", None)
-            if package:
-                raise UsageError(f"{display}: {scheme}:// URLs need {package} "
-                                 f"(pip install {package.split(' and ')[0]}): {redact(str(e), options)}") from None
-            raise UsageError(f"{display}: {scheme}:// URLs need a package that is not installed: "
-                             f"{redact(str(e), options)}") from None
-        except ValueError as e:
-            if "Protocol not known" in str(e):
-                raise UsageError(f"{display}: unknown URL scheme {scheme!r}; use a local path or an "
-                                 "fsspec URL such as s3://, gs://, az://, memory://") from None
-            raise UsageError(f"{display}: {redact(str(e), options)}") from None
-        except TypeError as e:
-            raise UsageError(f"{display}: storage options not accepted by the {scheme}:// filesystem "
-                             f"({redact(str(e), options)})") from None
-        except FileNotFoundError as e:
-            raise UsageError(f"{display}: {e.strerror or 'no such file'}"
-                             + (f": {redact(str(e.filename), options)}" if e.filename else "")) from None
-        except OSError as e:
-            raise UsageError(f"{display}: {redact(str(e), options)}") from None
-        except Exception as e:  # noqa: BLE001 - fsspec backends raise anything on a URL they cannot take
-            raise UsageError(f"{display}: not a usable URL ({type(e).__name__}: "
-                             f"{redact(str(e), options)})") from None
-        if "file" in protocols(fs) and "::" not in target:
-            return cls(LocalBackend(), os.path.abspath(root), display)
-        return cls(FsspecBackend(fs, options), root.rstrip("/") or root, display, target, _fs_read_only(fs))
+        store_path = split_store_path(target)
+        if store_path is not None:
+            base = cls.parse(store_path[0])
+            return base.child(store_path[1]) if store_path[1] else base
+        wrapped = getattr(target, "location", None)  # a store over a Location (staging's LocationStore)
+        if isinstance(wrapped, Location) and not isinstance(target, (str, os.PathLike)):
+            return wrapped
+        return cls(*open_target(target, storage_options))
 
     def child(self, key: str) -> Location:
         """The location ``key`` below this one."""
@@ -353,7 +148,7 @@ class Location:
         if self.read_only is None:
             return
         raise UsageError(f"{self.display}: {self.read_only}, and {what}; nothing was written. "
-                         + _WRITABLE.get(self.read_only, "Give a writable store"))
+                         + WRITABLE.get(self.read_only, "Give a writable store"))
 
     @property
     def removes(self) -> bool:
@@ -365,7 +160,7 @@ class Location:
         writes, with :meth:`refuse_writes`: this is the net under those checks)."""
         if self.read_only is not None:
             raise StorageError(f"{self.display}: {self.read_only}, so {what} was refused. "
-                               + _WRITABLE.get(self.read_only, "Give a writable store"))
+                               + WRITABLE.get(self.read_only, "Give a writable store"))
 
     # -- facts --------------------------------------------------------------------------------
 
@@ -392,8 +187,6 @@ class Location:
         root and storage options; a zarr store object: the same place where the tools can tell
         it, endpoint included, else that very object), in this process or after pickling (a
         store object whose place is unknown: within one pickle)."""
-        import json
-
         where: tuple[Any, ...] = (self.kind, self.url, self.root,
                                   json.dumps(self.storage_options, sort_keys=True, default=str))
         if not self.is_shared:
@@ -629,121 +422,12 @@ class Location:
         return self.display
 
 
-def _lower_schemes(target: str) -> str:
-    """``target`` with its URL schemes in lower case (schemes are case-insensitive: S3://b/x is
-    s3://b/x), chained URLs (``zip::S3://...``) too; the rest as it is.
-
-    >>> _lower_schemes("Zip::S3://Bucket/Key.zip")
-    'zip::s3://Bucket/Key.zip'
-    """
-    import re
-
-    return re.sub(r"(^|::)([A-Za-z][A-Za-z0-9+.-]*)(?=::|://)", lambda m: m[1] + m[2].lower(), target)
-
-
 def _same_store(a: Any, b: Any) -> bool:
     """Whether two backends are one (or over one zarr store object)."""
     return a is b or (getattr(a, "store", None) is not None and getattr(a, "store", None) is getattr(b, "store", None))
-
-
-def _basic_auth(url: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """An http(s) URL's ``user:password@`` moved into a basic-auth header of the client, so
-    that no URL the libraries handle (and log, at debug level) carries it."""
-    import base64
-    from urllib.parse import unquote
-
-    userinfo = _userinfo(url)[0]
-    user, _, password = userinfo.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-    client_kwargs = dict(options.get("client_kwargs", {}))
-    client_kwargs["headers"] = {**client_kwargs.get("headers", {}), "Authorization": f"Basic {token}"}
-    return url.replace(f"://{userinfo}@", "://", 1), {**options, "client_kwargs": client_kwargs}
 
 
 def _rebuild(backend: tuple[Any, ...], root: str, display: str, url: str | None,
              read_only: str | None = None) -> Location:
     make, args = backend
     return Location(make(*args), root, display, url, read_only)
-
-
-#: why a location is read-only, as :attr:`Location.read_only` says it
-OPENED_READ_ONLY = "the store was opened read-only (read_only=True)"
-READ_ONLY_FILESYSTEM = "the filesystem is read-only"
-#: the way out for each reason
-_WRITABLE = {
-    OPENED_READ_ONLY: "Open the store with read_only=False, or give its path or URL",
-    READ_ONLY_FILESYSTEM: "Give a writable store: a local path, or s3://, gs://, az:// ...",
-}
-
-
-def _store_read_only(store: Any) -> str | None:
-    """Why nothing may be written to the zarr store object ``store``, or None."""
-    if getattr(store, "read_only", False):
-        return OPENED_READ_ONLY
-    if type(getattr(store, "store", None)).__name__ == "HTTPStore":  # obstore's: reads only
-        return READ_ONLY_FILESYSTEM
-    return None
-
-
-def _fs_read_only(fs: Any) -> str | None:
-    """Why nothing may be written through the fsspec filesystem ``fs`` (http(s), a zip file
-    opened for reading), or None."""
-    names = protocols(fs)
-    if any(p in ("http", "https") for p in names):
-        return READ_ONLY_FILESYSTEM
-    if "zip" in names and getattr(fs, "mode", "r") == "r":
-        return READ_ONLY_FILESYSTEM
-    return None
-
-
-def _store_path_of(target: Any) -> Any:
-    """A zarr Group or Array (sync or async) as the StorePath it was opened on (opened with
-    mode="r": its store is read-only, and so is the Location); anything else as it is."""
-    try:
-        from zarr import Array, Group
-        from zarr.core.array import AsyncArray
-        from zarr.core.group import AsyncGroup
-    except ImportError:  # pragma: no cover - zarr is a dependency
-        return target
-    return target.store_path if isinstance(target, (Array, Group, AsyncArray, AsyncGroup)) else target
-
-
-def _from_zarr(target: Any) -> Location | None:
-    """A Location for a zarr store object or StorePath, None for anything else."""
-    try:
-        from zarr.abc.store import Store
-        from zarr.storage import FsspecStore, LocalStore, StorePath
-    except ImportError:  # pragma: no cover - zarr is a dependency
-        return None
-    target = _store_path_of(target)
-    if isinstance(target, StorePath):
-        base = Location.parse(target.store)
-        return base.child(target.path) if target.path else base
-    if not isinstance(target, Store):
-        return None
-    from .staging import LocationStore
-
-    if isinstance(target, LocationStore):
-        return target.location
-    if isinstance(target, LocalStore):
-        local = Location.parse(str(target.root))
-        local.read_only = _store_read_only(target)
-        return local
-    if isinstance(target, FsspecStore):
-        import fsspec
-
-        fs = getattr(target.fs, "sync_fs", None)
-        options = dict(getattr(target.fs, "storage_options", {}) or {})
-        options.pop("asynchronous", None)
-        protocol = protocols(target.fs)[0]
-        if "file" in protocols(target.fs):  # a local folder (its path is absolute: kept so)
-            local = Location.parse(target.path)
-            local.read_only = _store_read_only(target)
-            return local
-        if fs is None:
-            fs = fsspec.filesystem(protocol, **options)
-        path = target.path.rstrip("/")
-        url = f"{protocol}://{path.lstrip('/')}" if protocol != "memory" else f"memory://{path}"
-        return Location(FsspecBackend(fs, options), path, redact(url, options), url,
-                        _store_read_only(target) or _fs_read_only(fs))
-    return Location(ZarrStoreBackend(target), "", redact(str(target)), read_only=_store_read_only(target))

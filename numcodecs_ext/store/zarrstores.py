@@ -9,7 +9,7 @@ import os
 import re
 from typing import Any
 
-from .backends import UNKNOWN, Listing, _attempt, _relative
+from .base import UNKNOWN, Listing, attempt, relative, run_sync
 
 __all__ = ["ZarrStoreBackend"]
 
@@ -94,7 +94,7 @@ class ZarrStoreBackend:
                 await ensure_open()
             return await coro
 
-        return _sync(opened())
+        return run_sync(opened())
 
     def _prefix(self, path: str) -> str:
         return f"{path}/" if path else ""
@@ -148,7 +148,7 @@ class ZarrStoreBackend:
         listing = Listing()
         base = root.strip("/")
         for key, size in sorted(self._run(listed()).items()):
-            rel = _relative(key, base)
+            rel = relative(key, base)
             if rel:
                 listing.files[rel] = size
         return listing
@@ -166,7 +166,7 @@ class ZarrStoreBackend:
         self.write(dst, self.read(src))
 
     def copy_many(self, pairs: list[tuple[str, str]]) -> dict[str, BaseException]:
-        return {s: e for s, d in pairs if (e := _attempt(self.copy, s, d)) is not None}
+        return {s: e for s, d in pairs if (e := attempt(self.copy, s, d)) is not None}
 
     def remove(self, path: str) -> None:
         if self._run(self.store.exists(path)):
@@ -201,18 +201,6 @@ class ZarrStoreBackend:
     def reduce(self) -> tuple[Any, ...]:
         # a MemoryStore arrives as a copy: not shared (see ``shared``)
         return (ZarrStoreBackend, (self.store,))
-
-
-def _sync(coro: Any) -> Any:
-    """Run ``coro`` to its end from synchronous code, on zarr's event loop (the loop zarr's own
-    synchronous API uses, so that a store bound to it keeps working)."""
-    try:
-        from zarr.core.sync import sync
-    except ImportError:  # pragma: no cover - a zarr without it: a loop of our own
-        import asyncio
-
-        return asyncio.run(coro)
-    return sync(coro)
 
 
 def _unwrapped(store: Any) -> Any:

@@ -17,7 +17,7 @@ netCDF4 = pytest.importorskip("netCDF4")
 zarr = pytest.importorskip("zarr")
 
 from numcodecs_ext.cf import convert  # noqa: E402
-from numcodecs_ext.cf.journal import PREFIX  # noqa: E402
+from numcodecs_ext.store.journal import CONVERT_JOURNAL as PREFIX  # noqa: E402
 from numcodecs_ext.store.errors import ToolError  # noqa: E402
 
 

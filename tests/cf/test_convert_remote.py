@@ -211,14 +211,15 @@ def test_a_sample_read_back_on_the_cluster(tmp_path, monkeypatch):
     says it sampled and how much."""
     import distributed
 
-    from numcodecs_ext.cf import journal, write
+    from numcodecs_ext.cf import write
+    from numcodecs_ext.store import journal
 
     monkeypatch.setattr(write, "RUN_BYTES", 4 * 40 * 50 * 4)
     marks: list[tuple[int, int]] = []
-    original = journal.Journal.mark
+    original = journal.Journal.record
     _packed(tmp_path / "t.nc")
     with _cluster(2) as cluster, distributed.Client(cluster) as client:
-        monkeypatch.setattr(journal.Journal, "mark", lambda self, *a, **k: (marks.append(a), original(self, *a, **k)))
+        monkeypatch.setattr(journal.Journal, "record", lambda self, *a, **k: (marks.append(a), original(self, *a, **k)))
         report = convert(tmp_path / "t.nc", tmp_path / "t.zarr", chunks={"time": 4}, verify="sample:3")
         pids = set(client.run(os.getpid).values())
     assert not marks, "the runs were marked in this process, not on the workers"

@@ -138,7 +138,7 @@ PART_FILE = ("afile/inside.zarr", USAGE, r"does not exist|not a directory|is a f
 
 
 def _missing_backend() -> tuple[str, str] | None:
-    from numcodecs_ext.store.storage import _PACKAGES
+    from numcodecs_ext.store.targets import _PACKAGES
 
     for scheme, package in _PACKAGES.items():
         name = package.split(" ")[0]

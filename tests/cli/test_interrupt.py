@@ -57,11 +57,10 @@ if at:
 
         setattr(cls, name, record)
 
-    from numcodecs_ext.cf import journal, write
-    from numcodecs_ext.migrate import journal as migrate_journal
+    from numcodecs_ext.cf import write
+    from numcodecs_ext.store import journal
     write.RUN_BYTES = 4000
-    _patch(journal.Journal, "mark")
-    _patch(migrate_journal.Journal, "done")
+    _patch(journal.Journal, "record")
 from numcodecs_ext.cli import main
 if __name__ == "__main__":
     sys.exit(main())

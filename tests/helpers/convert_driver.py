@@ -21,14 +21,14 @@ import atexit
 atexit.register(lambda: print(f"points={count[0]}", file=sys.stderr))
 {prelude}
 if mode == "marks":
-    from numcodecs_ext.cf import journal
-    original = journal.Journal.mark
+    from numcodecs_ext.store import journal
+    original = journal.Journal.record
 
     def mark(self, *args, **kwargs):
         tick()
         return original(self, *args, **kwargs)
 
-    journal.Journal.mark = mark
+    journal.Journal.record = mark
 elif mode == "chunks":
     import zarr.storage
     original = zarr.storage.LocalStore.set

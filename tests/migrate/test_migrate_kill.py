@@ -105,10 +105,10 @@ def test_kill_migrate_to_a_new_store(tmp_path: Path, extra: list[str], again: li
         where = f"(seed {SEED}, kill point {point} of {total})"
         assert hashes(src) == before, where
         state = check_complete_or_absent(dst, want)
-        if status == -9 and (state != "complete" or (dst / ".numcodecs-ext-migrate.json").exists()):
+        if status == -9 and (state != "complete" or (dst / ".numcodecs-ext-migrate").exists()):
             assert main(["migrate", str(src), str(dst), *again, "-q"]) == 0, where  # resumes
         assert check_complete_or_absent(dst, want) == "complete", where
-        assert not (dst / ".numcodecs-ext-migrate.json").exists(), where
+        assert not (dst / ".numcodecs-ext-migrate").exists(), where
         assert hashes(src) == before, where
     KILLED["points"] += len(tested)
 

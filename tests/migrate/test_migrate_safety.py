@@ -14,6 +14,7 @@ import zarr
 
 from numcodecs_ext.cli import main
 from numcodecs_ext.migrate import finish_in_place, migrate, migrate_in_place, plan_migration
+from numcodecs_ext.migrate.runs import MigrationJournal
 from numcodecs_ext.store.errors import ToolError, UsageError
 from numcodecs_ext.store.storage import Location
 
@@ -132,12 +133,12 @@ def test_an_interrupted_run_leaves_nothing_that_opens_and_resumes(store, small_r
     monkeypatch.setenv("NUMCODECS_EXT_RUN_BYTES", "1")  # undone with the rest at the end (it leaked into later tests)
     assert check_complete_or_absent(dst, want) == "absent"
     assert opens_as_v3(dst, "t") is None and not list(dst.rglob("zarr.json"))
-    assert (dst / ".numcodecs-ext-migrate.json").exists()
+    assert (dst / ".numcodecs-ext-migrate").exists()
     assert main(["migrate", str(src), str(dst), "-q", *(["--rewrite"] if rewrite else [])]) == 0
     out = capsys.readouterr().out
     assert "resumed the interrupted migration" in out and "verified" in out
     assert check_complete_or_absent(dst, want) == "complete"
-    assert not (dst / ".numcodecs-ext-migrate.json").exists()
+    assert not (dst / ".numcodecs-ext-migrate").exists()
     assert hashes(src) == before
     # a complete destination is never written again
     assert main(["migrate", str(src), str(dst)]) == 2
@@ -321,7 +322,7 @@ def test_migrate_and_normalize_work_on_fsspec_urls(tmp_path: Path) -> None:
     fs.put(str(src), f"{root}/src.zarr", recursive=True)
     try:
         report = migrate(f"memory://{root}/src.zarr", f"memory://{root}/dst.zarr")
-        assert report.verified and not fs.exists(f"{root}/dst.zarr/.numcodecs-ext-migrate.json")
+        assert report.verified and not fs.find(f"{root}/dst.zarr/.numcodecs-ext-migrate")
         with pytest.raises(UsageError, match="overlaps"):
             migrate(f"memory://{root}/src.zarr", f"memory://{root}/src.zarr/x")
         with quiet():
@@ -388,7 +389,7 @@ def test_an_unreadable_journal_says_what_to_do(store, small_runs, monkeypatch, c
     with pytest.raises(Interrupt):
         migrate(src, dst)
     monkeypatch.undo()
-    (dst / ".numcodecs-ext-migrate.json").write_text("{truncated")
+    (dst / ".numcodecs-ext-migrate" / "stamp.json").write_text("{truncated")
     assert main(["migrate", str(src), str(dst)]) == 2
     err = capsys.readouterr().err
     assert "unreadable migration journal" in err and f"remove {dst}" in err
@@ -447,7 +448,7 @@ def test_a_source_changed_since_the_interrupted_run_is_not_trusted(tmp_path: Pat
         migrate(src, dst, rewrite=rewrite)
     monkeypatch.undo()
     monkeypatch.setenv("NUMCODECS_EXT_RUN_BYTES", "1")  # undone with the rest at the end (it leaked into later tests)
-    assert '"a":{"0"' in (dst / ".numcodecs-ext-migrate.json").read_text()
+    assert 0 in MigrationJournal.read(Location.parse(str(dst))).runs["a"]
     size = (src / "a" / "0").stat().st_size
     with quiet():
         zarr.open_array(str(src / "a"), mode="r+", zarr_format=2)[:10] = np.arange(10) * 7
@@ -505,7 +506,7 @@ def test_the_source_stamps_see_a_rewrite_on_fsspec_stores_too(tmp_path: Path) ->
     memory filesystem has its creation time), never the size alone."""
     import time
 
-    from numcodecs_ext.migrate.journal import source_stamps
+    from numcodecs_ext.store.journal import source_stamps
 
     root = f"memory://stamps-{os.getpid()}-{tmp_path.name}"
     location = Location.parse(root)
@@ -519,3 +520,41 @@ def test_the_source_stamps_see_a_rewrite_on_fsspec_stores_too(tmp_path: Path) ->
         assert source_stamps(location, ["a/1"]) != source_stamps(location, ["a/0"])  # gone
     finally:
         location.fs.rm(location.root, recursive=True)
+
+
+def test_a_journal_of_the_older_format_starts_over(store, small_runs, monkeypatch, capsys) -> None:
+    """migrate's journal of before (one document, ``.numcodecs-ext-migrate.json``) is a journal of
+    another plan: nothing it names is trusted, every chunk is written again, and it is gone at the end."""
+    src, want = store
+    dst = src.parent / "v3.zarr"
+    _interrupt_after(monkeypatch, "copy_many", 3)
+    with pytest.raises(Interrupt):
+        migrate(src, dst)
+    monkeypatch.undo()
+    journal = MigrationJournal.read(Location.parse(str(dst)))
+    assert journal.runs  # runs were verified and recorded
+    old = {"format": "numcodecs-ext migrate journal 1", "plan": journal.plan, "source": str(src),
+           "modes": journal.modes, "runs": {a: {str(n): d for n, d in r.items()} for a, r in journal.runs.items()}}
+    Location.parse(str(dst)).remove_tree(".numcodecs-ext-migrate")
+    (dst / ".numcodecs-ext-migrate.json").write_text(json.dumps(old))
+    assert main(["migrate", str(src), str(dst)]) == 0
+    seen = capsys.readouterr()
+    out = seen.out + seen.err
+    assert "interrupted migration of another plan" in out and "resumed" not in out, out
+    assert check_complete_or_absent(dst, want) == "complete"
+    assert not (dst / ".numcodecs-ext-migrate.json").exists() and not (dst / ".numcodecs-ext-migrate").exists()
+
+
+def test_a_run_is_recorded_with_the_mode_of_its_array(tmp_path) -> None:
+    """A run's record never lies on disk without its array's mode (a resumed run trusts records
+    only under the mode they were made in, and forgets them otherwise): a kill in the first array
+    keeps its runs."""
+    loc = Location.parse(str(tmp_path / "dst.zarr"))
+    journal = MigrationJournal(loc, plan="d", source="src")
+    journal.totals = {"a": 2, "b": 1}
+    journal.save()
+    journal.modes["a"] = "keep"
+    journal.done("a", 0, "x")  # (the kill comes here: the array's end, which saves, never does)
+    seen = MigrationJournal.read(loc)
+    assert seen.modes == {"a": "keep"} and seen.runs == {"a": {0: "x"}} and seen.plan == "d"
+    assert seen.totals == {"a": 2, "b": 1} and seen.seed is None

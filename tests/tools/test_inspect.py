@@ -163,7 +163,7 @@ def test_paths_that_are_not_stores(tmp_path, capsys, monkeypatch):
 def test_url_scheme_without_its_package_names_the_package(capsys):
     import importlib.util
 
-    from numcodecs_ext.store.storage import _PACKAGES
+    from numcodecs_ext.store.targets import _PACKAGES
 
     missing = [(scheme, package) for scheme, package in _PACKAGES.items()
                if importlib.util.find_spec(package.split(" ")[0]) is None]
