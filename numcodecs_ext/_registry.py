@@ -77,7 +77,7 @@ _DEFAULT_REASONS: dict[str, str] = {
 }
 
 
-def _load(path: str) -> Any:
+def load_class(path: str) -> Any:
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -85,7 +85,7 @@ def _load(path: str) -> Any:
 def register_numcodecs() -> None:
     """Register every numcodecs codec class under its id (and aliases)."""
     for codec_id, path in NUMCODECS.items():
-        cls = _load(path)
+        cls = load_class(path)
         if numcodecs.registry.codec_registry.get(codec_id) is not cls:
             numcodecs.register_codec(cls, codec_id=codec_id)
 
@@ -101,8 +101,8 @@ def register_zarr() -> None:
 
     register_zarr_dtypes()  # zarr 3.1 never loads the zarr.data_type entry points
     for name, path in ZARR.items():
-        register_codec(name, _load(path))
-    ours = {"codecs": {name: fully_qualified_name(_load(path)) for name, path in ZARR_DEFAULTS.items()}}
+        register_codec(name, load_class(path))
+    ours = {"codecs": {name: fully_qualified_name(load_class(path)) for name, path in ZARR_DEFAULTS.items()}}
     config.update_defaults(ours)
     # zarr.config.reset() re-applies donfig's list of defaults with the first one winning, which
     # would bring back zarr's own pins (transpose, numcodecs.bitround): ours go first
@@ -131,7 +131,7 @@ def zarr_choice(name: str) -> tuple[str, str]:
     env = f"ZARR_CODECS__{name.upper().replace('.', '_')}"
     if os.environ.get(env):
         why = f"set by the environment variable {env}"
-    elif name in ZARR_DEFAULTS and configured == chosen == fully_qualified_name(_load(ZARR[name])):
+    elif name in ZARR_DEFAULTS and configured == chosen == fully_qualified_name(load_class(ZARR[name])):
         why = (f"numcodecs_ext's default: {_DEFAULT_REASONS[name]}; choose another with "
                f"zarr.config.set({{'codecs.{name}': ...}}) or {env}")
     elif configured is not None:

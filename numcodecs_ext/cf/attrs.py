@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..core.scalar_json import scalar_from_json, scalar_to_json
-from .rules import _show, decoded_dtype, fill_values, missing_codes, scalar_attr, stored_dtype
+from .rules import show_attribute, decoded_dtype, fill_values, missing_codes, scalar_attr, stored_dtype
 
 __all__ = ["PACKING_ATTRS", "CFPacking", "packing_from_attrs", "packing_from_codecs", "unpacked_attrs",
            "unpacked_dtype"]
@@ -306,7 +306,7 @@ def packing_from_attrs(packed: Any, attrs: Mapping[str, Any], unpacked: Any = No
     stored = stored_dtype(raw, attrs)
     target = decoded_dtype(stored, attrs) if unpacked is None else np.dtype(unpacked)
     if target.kind != "f":
-        raise ValueError(f"scale_factor={_show(attrs.get('scale_factor'))}: xarray decodes this variable to "
+        raise ValueError(f"scale_factor={show_attribute(attrs.get('scale_factor'))}: xarray decodes this variable to "
                          f"{target}, not to floats, so it is not a float packing")
     if stored.kind == "f" and target.itemsize < stored.itemsize:
         raise ValueError(f"{stored} data decoded to {target} (the type of scale_factor/add_offset): the "
@@ -317,11 +317,11 @@ def packing_from_attrs(packed: Any, attrs: Mapping[str, Any], unpacked: Any = No
         add_offset = None if ao is None else target.type(ao)
         reciprocal = None if scale_factor is None else target.type(1) / scale_factor
     if scale_factor is not None and not (np.isfinite(scale_factor) and scale_factor != 0):
-        raise ValueError(f"CF attribute scale_factor={_show(sf)}: must be a finite non-zero number")
+        raise ValueError(f"CF attribute scale_factor={show_attribute(sf)}: must be a finite non-zero number")
     if add_offset is not None and not np.isfinite(add_offset):
-        raise ValueError(f"CF attribute add_offset={_show(ao)}: must be a finite number")
+        raise ValueError(f"CF attribute add_offset={show_attribute(ao)}: must be a finite number")
     if reciprocal is not None and not np.isfinite(reciprocal):
-        raise ValueError(f"CF attribute scale_factor={_show(sf)}: its reciprocal, the codec's scale, "
+        raise ValueError(f"CF attribute scale_factor={show_attribute(sf)}: its reciprocal, the codec's scale, "
                          f"is not a finite {target}")
     fills, notes = fill_values(attrs, raw)
     missing = missing_codes(stored, fills, target)
@@ -344,7 +344,7 @@ def _unmatched(attrs: Mapping[str, Any], raw: np.dtype, stored: np.dtype, target
         fills, _ = fill_values({k: v for k, v in attrs.items() if k in (key, "_Unsigned")}, raw)
         for fv in fills:
             if not missing_codes(stored, [fv], target):
-                notes.append(f"{key}={_show(fv)} marks nothing missing: no {stored} code equals it")
+                notes.append(f"{key}={show_attribute(fv)} marks nothing missing: no {stored} code equals it")
     return notes
 
 

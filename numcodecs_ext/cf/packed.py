@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codecs._base import show as _show  # (one way to show a value in a message)
+from ..codecs._base import show as show_attribute  # (one way to show a value in a message)
 from ..core.dtypes import dtype_name
 
 __all__ = ["FLOAT_TYPES", "INTEGER_TYPES", "DataRange", "Packing", "as_data_range", "is_real"]
@@ -52,16 +52,16 @@ def as_data_range(value: Any) -> DataRange:
     elif isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(is_real(v) for v in value):
         r = DataRange(float(value[0]), float(value[1]))
     else:
-        raise ValueError(f"data_range={_show(value)} is not valid; give a DataRange or a (min, max) pair of "
+        raise ValueError(f"data_range={show_attribute(value)} is not valid; give a DataRange or a (min, max) pair of "
                          "finite numbers")
     for name, v in (("min", r.min), ("max", r.max)):
         if not is_real(v) or not math.isfinite(float(v)):
-            raise ValueError(f"data_range {name}={_show(v)} is not valid; give a finite number "
+            raise ValueError(f"data_range {name}={show_attribute(v)} is not valid; give a finite number "
                              "(±Infinity and NaN cannot be packed)")
     if float(r.min) > float(r.max):
-        raise ValueError(f"data_range min={_show(r.min)} is above max={_show(r.max)}")
+        raise ValueError(f"data_range min={show_attribute(r.min)} is above max={show_attribute(r.max)}")
     if r.has_nan not in (None, True, False):
-        raise ValueError(f"data_range has_nan={_show(r.has_nan)} is not valid; use True, False or None")
+        raise ValueError(f"data_range has_nan={show_attribute(r.has_nan)} is not valid; use True, False or None")
     return r
 
 

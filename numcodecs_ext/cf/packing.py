@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codecs._base import show as _show  # (one way to show a value in a message)
+from ..core.dtypes import show
 from .blocks import data_range as _data_range_of
 from .packed import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, as_data_range, is_real
 from .search import Floats, finest, float_range, meeting, why_not, why_tolerance
@@ -115,7 +115,7 @@ def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] 
     if isinstance(nan, np.bool_):
         nan = bool(nan)
     if not (nan == "auto" or nan is True or nan is False):
-        raise ValueError(f"nan={_show(nan)} is not valid; use 'auto', True or False")
+        raise ValueError(f"nan={show(nan)} is not valid; use 'auto', True or False")
     floats = _float_type(data, float_dtype)
     if dtype is not None:
         try:
@@ -123,10 +123,10 @@ def choose_packing(data: Any = None, *, data_range: DataRange | Sequence[float] 
         except TypeError:
             name = None
         if name not in INTEGER_TYPES:
-            raise ValueError(f"dtype={_show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
+            raise ValueError(f"dtype={show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     else:
         if not is_real(tolerance) or not math.isfinite(float(tolerance)) or float(tolerance) <= 0:
-            raise ValueError(f"tolerance={_show(tolerance)} is not valid; give a finite number above 0")
+            raise ValueError(f"tolerance={show(tolerance)} is not valid; give a finite number above 0")
     r = as_data_range(data_range) if data_range is not None else _range_of(data)
     reserve = (bool(r.has_nan) or r.has_nan is None) if nan == "auto" else bool(nan)
     if r.has_nan and not reserve:
@@ -173,7 +173,7 @@ def _float_type(data: Any, float_dtype: Any) -> np.dtype:
             given = None
         floats = given if given is not None and given.name in FLOAT_TYPES else np.dtype("float32")
     if floats is None or floats.name not in FLOAT_TYPES:
-        shown = float_dtype.__name__ if isinstance(float_dtype, type) else _show(float_dtype)
+        shown = float_dtype.__name__ if isinstance(float_dtype, type) else show(float_dtype)
         raise ValueError(f"float_dtype={shown}"
                          f" is not valid; use one of {', '.join(FLOAT_TYPES)}")
     return floats

@@ -35,7 +35,7 @@ from ..store.errors import ToolError, UsageError
 from .attrs import CFPacking, packing_from_attrs, unpacked_attrs
 from .compress import Compressor
 from .representable import hidden_note, hidden_on_read, packed_dtype, refuse_unrepresentable
-from .rules import _show, fill_values, stored_dtype
+from .rules import show_attribute, fill_values, stored_dtype
 
 __all__ = ["MAX_CHUNK_BYTES", "GroupPlan", "VariablePlan", "auto_chunks", "declare_packing", "memory_itemsize",
            "plan_group"]
@@ -247,7 +247,8 @@ def _as_is_attrs(attrs: dict[str, Any], dtype: np.dtype, notes: list[str]) -> di
     kept, _ = fill_values({"_FillValue": raw}, dtype)
     if not kept:
         del out["_FillValue"]
-        notes.append(f"_FillValue={_show(raw)} is not a value of {dtype}: ignored (as xarray does), not copied")
+        notes.append(f"_FillValue={show_attribute(raw)} is not a value of {dtype}: ignored (as xarray does), "
+                     "not copied")
         return out
     if len(values) == 1 and _fits(values[0], dtype):
         out["_FillValue"] = dtype.type(values[0])
@@ -261,8 +262,8 @@ def _as_is_attrs(attrs: dict[str, Any], dtype: np.dtype, notes: list[str]) -> di
     del out["_FillValue"]
     existing = [] if out.get("missing_value") is None else list(np.ravel(np.asarray(out["missing_value"])))
     out["missing_value"] = np.array(existing + kept, dtype=np.result_type(*[np.asarray(v) for v in existing + kept]))
-    notes.append(f"_FillValue={_show(raw)} cannot be the fill value of a {dtype} array: kept as missing_value, "
-                 "which xarray reads the same way")
+    notes.append(f"_FillValue={show_attribute(raw)} cannot be the fill value of a {dtype} array: kept as "
+                 "missing_value, which xarray reads the same way")
     return out
 
 

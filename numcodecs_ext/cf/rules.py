@@ -58,9 +58,9 @@ def scalar_attr(attrs: Mapping[str, Any], key: str) -> Any:
         return None
     arr = np.asarray(value)
     if arr.size != 1:
-        raise ValueError(f"CF attribute {key}={_show(value)}: expected a single number, got {arr.size} values")
+        raise ValueError(f"CF attribute {key}={show_attribute(value)}: expected a single number, got {arr.size} values")
     if arr.dtype.kind not in "iuf":
-        raise ValueError(f"CF attribute {key}={_show(value)}: expected a number, got {_kind(arr.dtype)}")
+        raise ValueError(f"CF attribute {key}={show_attribute(value)}: expected a number, got {_kind(arr.dtype)}")
     return arr.reshape(()).dtype.type(arr.reshape(())[()])
 
 
@@ -156,7 +156,7 @@ def fill_values(attrs: Mapping[str, Any], stored: np.dtype) -> tuple[list[Any], 
             continue
         kept = [v for v in np.ravel(np.asarray(raw)) if not _isnull(v)]
         if not kept:
-            notes.append(f"{key}={_show(raw)} marks nothing missing: it is not a number (xarray ignores it)")
+            notes.append(f"{key}={show_attribute(raw)} marks nothing missing: it is not a number (xarray ignores it)")
             if stored.kind in "iu":
                 continue
         if key == "_FillValue" and unsigned is not None and stored.kind in "iu" and kept:
@@ -270,7 +270,7 @@ def _kind(dtype: np.dtype) -> str:
     return {"U": "text", "S": "bytes", "O": "an object", "b": "a boolean"}.get(dtype.kind, str(dtype))
 
 
-def _show(value: Any) -> str:
+def show_attribute(value: Any) -> str:
     """An attribute value for a message: no numpy reprs."""
     arr = np.asarray(value)
     if arr.dtype.kind in "US":

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..codecs._base import show as _show
+from ..codecs._base import show as show_attribute
 from .packed import INTEGER_TYPES, DataRange, Packing
 
 __all__ = ["Floats", "finest", "float_range", "meeting", "why_not", "why_tolerance"]
@@ -386,7 +386,7 @@ def float_range(f: Floats, r: DataRange) -> tuple[float, float]:
         with np.errstate(over="ignore"):
             x = f.dtype.type(v)
         if not np.isfinite(x):
-            raise ValueError(f"data_range {name}={_show(v)} is beyond the finite values of "
+            raise ValueError(f"data_range {name}={show_attribute(v)} is beyond the finite values of "
                              f"{f.dtype.name} (±{f.max:g}): such data is ±Infinity in {f.dtype.name}")
         if (float(x) < v and way > 0) or (float(x) > v and way < 0):
             with np.errstate(over="ignore"):

@@ -53,12 +53,12 @@ def info() -> dict[str, Any]:
         libzfp, libzfp_error = repr(_libzfp.load()), None
     except ImportError as exc:
         libzfp, libzfp_error = None, str(exc)
-    from .._registry import _load
+    from .._registry import load_class
 
     names = {}
     for name, path in ZARR.items():
         uses, why = zarr_choice(name)
-        gpu = _load(path).numcodecs_class.device_support
+        gpu = load_class(path).numcodecs_class.device_support
         names[name] = {"ours": path.replace(":", "."), "uses": uses, "why": why, "gpu": gpu}
     return {
         "versions": {"numcodecs_ext": __version__, "numpy": np.__version__,

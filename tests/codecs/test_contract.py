@@ -29,10 +29,10 @@ def _v3_classes(codec_id: str) -> tuple[type, type]:
     """Our zarr v3 classes for a codec id: (spec-name class, adapter class). Codecs whose
     numcodecs id is ``numcodecs_ext.<name>`` (numcodecs owns ``<name>``) have only the spec name
     in zarr v3: the adapter naming runs the spec class again."""
-    from numcodecs_ext._registry import _load
+    from numcodecs_ext._registry import load_class
 
     name = codec_id.removeprefix("numcodecs_ext.")
-    return _load(ZARR[name]), _load(ZARR.get("numcodecs." + codec_id, ZARR[name]))
+    return load_class(ZARR[name]), load_class(ZARR.get("numcodecs." + codec_id, ZARR[name]))
 
 
 @cases
