@@ -68,11 +68,8 @@ def existing_v3(location: Location, index: StoreIndex, report: MigrationReport) 
             differ.append(_explain_difference(key, stored, planned[key]))
     if differ:
         raise UsageError(
-            f"{location} already has zarr v3 metadata that this migration would not write: "
-            f"{'; '.join(differ)}. It was written by another tool, by a run with other options "
-            "(--match, --wrap, --nan-code, --fill-code, --keep-numcodecs), or edited since. To "
-            "keep it, leave the store as it is; to migrate those nodes again, remove their "
-            "zarr.json (the v2 metadata and the chunks are untouched) and run this command again")
+            f"{location} already has zarr v3 metadata this migration would not write: {'; '.join(differ)}. "
+            "To migrate those nodes again, remove their zarr.json and run again (see docs/tools.md)")
     return kept
 
 
@@ -209,10 +206,8 @@ def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> No
 
     stale = v2_consolidated_disagrees(location, index)
     if stale:
-        raise UsageError(f"{location}: its v2 consolidated metadata (.zmetadata), which xarray reads, "
-                         f"disagrees with {', '.join(stale[:5])}: bring it up to date (zarr.consolidate_"
-                         "metadata(store, zarr_format=2)) or remove it, then run --finish again; nothing "
-                         "was removed")
+        raise UsageError(f"{location}: its v2 consolidated metadata (.zmetadata) disagrees with "
+                         f"{', '.join(stale[:5])}: update or remove it, then finish again; nothing was removed")
     changed, v3_docs = [], {}
     for node in sorted(index.v3):
         v3_docs[node] = read_json(location, key_in(node, "zarr.json"))
@@ -221,10 +216,8 @@ def prove_metadata(location: Location, index: StoreIndex, nodes: set[str]) -> No
         if differ:
             changed.append(f"{node or '/'} ({', '.join(differ)})")
     if changed:
-        raise UsageError(f"{location}: the v2 metadata says what the v3 metadata does not (changed since "
-                         f"--in-place?): {'; '.join(changed)}. To pick up the change, remove the zarr.json "
-                         f"of these nodes and run `numcodecs-ext migrate {location} --in-place` again (or "
-                         "make the two agree); nothing was removed")
+        raise UsageError(f"{location}: the v2 metadata changed since --in-place: {'; '.join(changed)}; "
+                         "remove the zarr.json of these nodes and migrate in place again; nothing was removed")
     for node, doc in v3_docs.items():
         if isinstance(doc, dict) and doc.get("consolidated_metadata"):
             out_of_date = stale_entries(doc, node, v3_docs)

@@ -198,10 +198,8 @@ def normalize(store: Any, options: MigrateOptions | None = None, *, dry_run: boo
     match, wrap, progress, check = opts.match, opts.wrap, opts.progress, opts.verify
     if not check.complete and not dry_run:
         raise UsageError(f"--verify {'sample:' + str(check.count) if check.enabled else 'none'}: normalize "
-                         "replaces an array's metadata only after proving that every chunk reads "
-                         "identically under the new one (the old codecs are gone afterwards), so it "
-                         "cannot sample or skip that proof; use --verify full (the default), or "
-                         "--dry-run with --verify sample:N for a quick look")
+                         "proves every chunk before replacing metadata and cannot sample or skip that proof; "
+                         "use --verify full, or --dry-run to sample")
     nan_codes, fill_codes = opts.nan_code, opts.fill_code
     location = _location(store, opts.storage_options)
     if not dry_run:

@@ -420,10 +420,9 @@ def array_metadata(index: StoreIndex, path: str, *, match: str = "decode", wrap:
     if dtype.kind == "O":
         object_codec = (filters[0] if filters and isinstance(filters[0], dict) else {}).get("id")
         if object_codec not in _OBJECT_CODECS:
-            raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects, through "
-                                 f"the filter {object_codec}) is not migrated: zarr v3 has "
-                                 "variable-length strings and bytes, and fixed-size types. Move the "
-                                 "array out of the store to migrate the rest, or keep it as zarr v2")
+            raise NotExpressible(f"{where}: data type {zarray['dtype']} (Python objects through "
+                                 f"{object_codec}) has no zarr v3 form; move the array out of the store "
+                                 "to migrate the rest, or keep it as zarr v2")
         filters = filters[1:]
     notes: list[str] = []
     try:
