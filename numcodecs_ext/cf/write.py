@@ -16,7 +16,12 @@ The order:
    group's structure (variables, dimensions, types, attributes) is compared with the source.
 4. The runs: each task writes its chunks through a :class:`~numcodecs_ext.tools.staging.StagedStore`
    holding the stored-type metadata, reads back the chunks the verification plan asks for
-   through one holding the final metadata, and marks its run in the journal.
+   through one holding the final metadata, and marks its run in the journal. A variable of
+   numbers (copied or packed) is proved in the task that writes it, against the values it read
+   from the source once (:func:`_prove_run`: netCDF-C's lock is held only for that read); the
+   others (times, text, compound types, variables stored decoded) are read back through xarray
+   on both sides once every run is written, as are each proved variable's first, last and first
+   chunk with missing values (:func:`_probes`).
 5. The commit (arrays first, the root last), then the journal is removed.
 
 A failed verification removes everything written. Any other failure or an interruption keeps
