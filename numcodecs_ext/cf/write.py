@@ -36,6 +36,7 @@ import hashlib
 import itertools
 import math
 import re
+import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,6 +131,7 @@ class _Job:
     read_store: Any
     journal: Journal
     zarr_format: int
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)  # this command's: the opened results' cache
 
 
 def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
@@ -589,20 +591,17 @@ def _do_run(job: _Job, run: _Run) -> _Done:
 
 def _prove_run(job: _Job, run: _Run, values: np.ndarray) -> _Done:
     """Prove the run just written, in its task: each region to check read back from the store
-    (the stored bytes, decoded by the final metadata's codecs) and compared, by
-    :func:`~numcodecs_ext.cf.verify.check_values`'s rules, with the source's values already in
-    memory: a packed variable with them as xarray decodes them, a copied one with its stored
-    values themselves, in their own type. The source is not read again."""
-    import zarr
-
+    (the stored bytes, decoded by the final metadata's codecs, then by xarray, as ``open_zarr``
+    reads them) and compared, by :func:`~numcodecs_ext.cf.verify.check_values`'s rules, with
+    the source's values already in memory, decoded as xarray decodes the file
+    (:func:`_decode`). The source is not read again; netCDF-C's lock is not held."""
     raw = run.raw
-    path = run.name if run.group is None else f"{run.group}/{run.name}"
     with NETCDF_LOCK:  # (the warnings' filters are the process's: changed by one thread at a time)
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = zarr.open_array(job.read_store, path=path, mode="r", zarr_format=job.zarr_format)
+            result = _result(job, run.group).variables[run.name]
             decoded = _decode(run.name, raw, values)
     with np.errstate(all="ignore"):
         x_all = np.asarray(decoded.values)
@@ -610,16 +609,37 @@ def _prove_run(job: _Job, run: _Run, values: np.ndarray) -> _Done:
         raise VerificationError(f"variable {run.vp.name!r}: decoded in memory as {x_all.dtype}, "
                                 f"where xarray reads the source as {run.vp.dtype}")
     done = _Done()
-    packed = run.vp.route == "packed"
     for region in run.checks:
         local = tuple(slice(c.start - r.start, c.stop - r.start) for c, r in zip(region, run.region))
-        y = np.asarray(result[region])
-        x, q = x_all[local], values[local]
-        done.worst = max(done.worst, check_values(run.vp, x, y, q, region) if packed
-                         else check_values(run.vp, q, y, None, region))
+        y = np.asarray(result[region].values)
+        x = x_all[local]
+        done.worst = max(done.worst, check_values(run.vp, x, y, values[local], region))
         if done.missing is None and x.dtype.kind == "f" and np.isnan(x).any():
             done.missing = region
     return done
+
+
+_RESULTS: dict[tuple[str, str | None], Any] = {}
+_RESULTS_LOCK = threading.Lock()
+
+
+def _result(job: _Job, group: str | None) -> Any:
+    """The result's group as ``xarray.open_zarr`` reads it (lazily, times left as numbers),
+    opened once per command, group and process (the last few kept)."""
+    import xarray as xr
+
+    key = (job.token, group)
+    with _RESULTS_LOCK:
+        ds = _RESULTS.get(key)
+        if ds is None:
+            # (times not decoded: a run may not have written a time coordinate yet; the variables
+            # proved here are numbers, and every variable's dtype is compared at the commit)
+            ds = xr.open_zarr(job.read_store, group=group, consolidated=False, chunks=None, decode_times=False,
+                              decode_timedelta=False)
+            while len(_RESULTS) >= 8:
+                _RESULTS.pop(next(iter(_RESULTS))).close()
+            _RESULTS[key] = ds
+    return ds
 
 
 def _decode(name: str, raw: _Raw, values: np.ndarray) -> Any:
