@@ -33,7 +33,8 @@ from ..store.errors import VerificationError
 from .handles import NETCDF_LOCK, open_source
 from .plan import GroupPlan
 
-__all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "opened", "verify_group"]
+__all__ = ["BLOCK_BYTES", "Sides", "blocks", "check_block", "check_structure", "check_values", "opened",
+           "verify_group"]
 
 #: the most bytes of one variable read at a time, per side (at least one chunk)
 BLOCK_BYTES = 8 << 20
@@ -169,11 +170,20 @@ def check_block(sides: Sides, vp: Any, name: str, block: tuple[slice, ...]) -> f
     with NETCDF_LOCK:
         x = np.asarray(a[block].values)
     y = np.asarray(b[block].values)
+    q = None
     if vp.packing is not None and not vp.packing.exact:
-        stored = sides.raw.variables[name]
         with NETCDF_LOCK:
-            q = np.asarray(stored[block].values)
-        q = q.view(vp.packing.packed) if stored.dtype.itemsize == vp.packing.packed.itemsize \
+            q = np.asarray(sides.raw.variables[name][block].values)
+    return check_values(vp, x, y, q, block)
+
+
+def check_values(vp: Any, x: np.ndarray, y: np.ndarray, q: np.ndarray | None, block: tuple[slice, ...]) -> float:
+    """:func:`check_block`'s comparison of values in memory: ``x`` the source's as xarray decodes
+    them, ``y`` the store's, ``q`` the stored values of ``x`` (needed for an inexact packing's
+    bound); VerificationError at the first difference, else the largest difference of an
+    inexact packing (0 for the others)."""
+    if vp.packing is not None and not vp.packing.exact:
+        q = q.view(vp.packing.packed) if q.dtype.itemsize == vp.packing.packed.itemsize \
             else q.astype(vp.packing.packed)
         return _within(vp.name, x, y, vp.packing.decode_bound(q, x), block)
     _identical(vp.name, x, y, block)

@@ -43,14 +43,14 @@ from typing import Any
 import numpy as np
 
 from ..store.errors import ToolError
-from ..store.staging import shared_reads
+from ..store.staging import StagedStore, is_metadata_key, shared_reads
 from ..store.storage import Location
 from ..store.verifying import VerifyPlan
 from .runs import View, chunk_coords, compare_run, quiet, run_shape, runs, values_in
 from .text import error, region
 
-__all__ = ["Compare", "Outcome", "Pair", "Runner", "WriteRun", "chosen_for", "compare_arrays", "sampled_chunks",
-           "write_run"]
+__all__ = ["Compare", "Outcome", "Pair", "Recording", "Runner", "WriteRun", "chosen_for", "compare_arrays",
+           "sampled_chunks", "write_run"]
 
 #: runs handed to the scheduler at a time, per thread of the cluster (the driver records a batch
 #: when it ends: the journal, the progress bar)
@@ -364,6 +364,27 @@ def compare_arrays(pairs: Sequence[Pair], runner: Runner, bar: Any, *, label: st
 # -- writing a run of a migration to a new store -----------------------------------------------------
 
 
+class Recording(StagedStore):
+    """A StagedStore that remembers the size of every chunk it writes (None: deleted)."""
+
+    def __init__(self, location: Any, *, sizes: dict[str, int | None] | None = None, **kwargs: Any) -> None:
+        super().__init__(location, **kwargs)
+        self.sizes: dict[str, int | None] = {} if sizes is None else sizes
+
+    def _with_store(self, store: Any) -> Recording:
+        return type(self)(self.location, sizes=self.sizes, _staged=self.staged, _store=store)
+
+    async def set(self, key: str, value: Any) -> None:
+        await super().set(key, value)
+        if not is_metadata_key(key):
+            self.sizes[key] = len(value)
+
+    async def delete(self, key: str) -> None:
+        await super().delete(key)
+        self.sizes[key] = None
+
+
+
 @dataclass(frozen=True)
 class WriteRun:
     """Copy (``mode`` "keep": the chunk objects, byte for byte) or rewrite (decode from
@@ -414,8 +435,6 @@ def write_run(task: WriteRun) -> WriteResult:
                 result.why = why
                 return result
         return result
-    from .write import Recording
-
     staged = Recording(task.dst, _staged={task.doc_key: task.doc})
     import zarr
 

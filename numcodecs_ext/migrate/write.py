@@ -32,26 +32,6 @@ from .text import counted, error, region
 __all__ = ["prepare_destination", "run_plan", "write_store"]
 
 
-class Recording(StagedStore):
-    """A StagedStore that remembers the size of every chunk it writes (None: deleted)."""
-
-    def __init__(self, location: Any, *, sizes: dict[str, int | None] | None = None, **kwargs: Any) -> None:
-        super().__init__(location, **kwargs)
-        self.sizes: dict[str, int | None] = {} if sizes is None else sizes
-
-    def _with_store(self, store: Any) -> Recording:
-        return type(self)(self.location, sizes=self.sizes, _staged=self.staged, _store=store)
-
-    async def set(self, key: str, value: Any) -> None:
-        await super().set(key, value)
-        if not is_metadata_key(key):
-            self.sizes[key] = len(value)
-
-    async def delete(self, key: str) -> None:
-        await super().delete(key)
-        self.sizes[key] = None
-
-
 class RunPlan:
     """What a journal's plan must equal for its runs to be trusted: ``digest`` covers every
     planned document, the options, and the source's chunks (keys, sizes and stamps);
