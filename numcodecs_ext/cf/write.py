@@ -18,7 +18,7 @@ The order:
    holding the stored-type metadata, reads back the chunks the verification plan asks for
    through one holding the final metadata, and marks its run in the journal. A variable of
    numbers (copied or packed) is proved in the task that writes it, against the values it read
-   from the source once (:func:`_prove_run`: netCDF-C's lock is held only for that read); the
+   from the source once (:func:`~numcodecs_ext.cf.tasks.prove_run`: netCDF-C's lock is held only for that read); the
    others (times, text, compound types, variables stored decoded) are read back through xarray
    on both sides once every run is written, as are each proved variable's first, last and first
    chunk with missing values (:func:`_probes`).
@@ -36,19 +36,17 @@ import hashlib
 import itertools
 import math
 import re
-import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from ..store.errors import ToolError, UsageError, VerificationError
 from ..store.verifying import VerifyPlan
 from ..store.journal import CONVERT_JOURNAL, Journal, digest, is_journal_key
-from .plan import GroupPlan, VariablePlan, declare_packing
-from .handles import NETCDF_LOCK
-from .verify import BLOCK_BYTES, blocks, check_block, check_structure, check_values, opened
+from .plan import GroupPlan, declare_packing
+from .tasks import Done, Job, Run, describe_run, do_run, prove_in_tasks, store_over
+from .verify import BLOCK_BYTES, blocks, check_block, check_structure, opened
 
 #: the temporary files of an atomic write (ours: ``.name.<12 hex>.partial``; zarr's LocalStore:
 #: ``name.<32 hex>.partial``), left behind by a kill in the middle of one
@@ -81,57 +79,6 @@ class Outcome:
         return (f"resumed an interrupted conversion: {self.resumed_chunks:,} of {self.chunks:,} chunks "
                 f"({self.resumed_runs:,} of {self.runs:,} runs) were already written by it and were kept; "
                 "the rest was written now")
-
-
-@dataclass
-class _Run:
-    """One task: the chunks of variable ``name`` (of ``group``) in ``region``."""
-
-    index: int
-    group: str | None
-    name: str
-    vp: VariablePlan
-    region: tuple[slice, ...]
-    nchunks: int
-    nbytes: int
-    data: Any = None  # the values to write (a lazy xarray Variable); None: already written
-    checks: list[tuple[slice, ...]] = field(default_factory=list)  # regions read back
-    checked: int = 0  # chunks in ``checks``
-    raw: _Raw | None = None  # proved in the task that writes it (see :func:`_prove_run`)
-    probe: bool = False  # only the xarray-level comparison of ``checks``: not marked, not counted
-
-
-@dataclass(frozen=True)
-class _Raw:
-    """How xarray decodes a variable's stored values: the source's stored type, attributes and
-    encoding (as opened with ``mask_and_scale=False``), for :func:`_decode` in memory."""
-
-    dtype: np.dtype
-    dims: tuple[str, ...]
-    attrs: dict[str, Any]
-    encoding: dict[str, Any]
-
-
-@dataclass
-class _Done:
-    """What a task found: the largest difference of an inexact packing, and the first chunk it
-    compared that holds missing values (NaN after xarray's decoding), for the xarray-level probe."""
-
-    worst: float = 0.0
-    missing: tuple[slice, ...] | None = None
-
-
-@dataclass
-class _Job:
-    """What every task shares (pickled with each)."""
-
-    source: Any
-    engine: str
-    write_store: Any
-    read_store: Any
-    journal: Journal
-    zarr_format: int
-    token: str = field(default_factory=lambda: uuid.uuid4().hex)  # this command's: the opened results' cache
 
 
 def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans: list[GroupPlan],
@@ -180,20 +127,20 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         started = True
         for key, data in eager.items():
             loc.write(key, data)
-        job = _Job(source, engine, _store(loc, int_docs), _store(loc, final_docs, read_only=True), journal,
+        job = Job(source, engine, store_over(loc, int_docs), store_over(loc, final_docs, read_only=True), journal,
                    zarr_format)
         if records:
             records = _still_there(plans, records, present, zarr_format)
         runs, eager_checks = _runs(plans, verify, records, outcome, differences)
         if verify.enabled:
-            _prove_in_tasks(source, engine, plans, runs)
+            prove_in_tasks(source, engine, plans, runs)
         journal.set_runs_total(len(runs))
         todo = [r for r in runs if r.data is not None or r.checks]
         outcome.finished = not todo
         _run_all(job, todo, runs, loc, differences, outcome, progress)
         if verify.enabled:  # after the runs: opening the result decodes its index coordinates, which runs write
             _check_here(job, plans, eager_checks, differences, outcome)
-        _store(loc, final_docs).commit()
+        store_over(loc, final_docs).commit()
         journal.committed()
         return outcome
     except BaseException as e:
@@ -212,27 +159,6 @@ def write_verify_commit(source: Any, engine: str, loc: Any, existed: bool, plans
         if isinstance(e, (ToolError, UsageError)):  # (UsageError: a bucket that went, access denied)
             raise type(e)(f"{e}\n{left}") from None
         raise ToolError(f"writing {loc.display} failed ({type(e).__name__}: {e})\n{left}") from e
-
-
-def _store(loc: Any, docs: dict[str, bytes], *, read_only: bool = False) -> Any:
-    """A StagedStore over ``loc`` serving ``docs`` whose listings leave the journal out (zarr
-    would warn about it as an object it does not recognise)."""
-    from ..store.staging import StagedStore
-
-    class _Store(StagedStore):
-        async def list_dir(self, prefix: str) -> Any:
-            async for key in super().list_dir(prefix):
-                if prefix.strip("/") or not is_journal_key(key):
-                    yield key
-
-        def __reduce__(self) -> tuple[Any, ...]:
-            return (_rebuild_store, (self.location, dict(self.staged), self.read_only))
-
-    return _Store(loc, read_only=read_only, _staged=dict(docs))
-
-
-def _rebuild_store(loc: Any, docs: dict[str, bytes], read_only: bool) -> Any:
-    return _store(loc, docs, read_only=read_only)
 
 
 def _metadata(plans: list[GroupPlan], zarr_format: int) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, bytes]]:
@@ -361,10 +287,10 @@ def _start_over(loc: Any, journal: Journal) -> None:
 
 
 def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[str, Any]], outcome: Outcome,
-          differences: dict[str, float]) -> tuple[list[_Run], dict[tuple[str | None, str], list[tuple[slice, ...]]]]:
+          differences: dict[str, float]) -> tuple[list[Run], dict[tuple[str | None, str], list[tuple[slice, ...]]]]:
     """Every variable's runs (those in dask), with what each must write and read back given the
     journal's ``records``; and, for the others, the regions to read back here."""
-    runs: list[_Run] = []
+    runs: list[Run] = []
     eager: dict[tuple[str | None, str], list[tuple[slice, ...]]] = {}
     for plan in plans:
         for name, vp in plan.variables.items():
@@ -379,7 +305,7 @@ def _runs(plans: list[GroupPlan], verify: VerifyPlan, records: dict[int, dict[st
             for region in blocks(var.shape, vp.chunks, itemsize, target=RUN_BYTES):
                 inside = [c for c in chunks if _within(c, region)]
                 wanted = [c for c in chosen if _within(c, region)]
-                run = _Run(len(runs), plan.group, name, vp, region, len(inside),
+                run = Run(len(runs), plan.group, name, vp, region, len(inside),
                            math.prod(s.stop - s.start for s in region) * itemsize)
                 runs.append(run)
                 outcome.runs += 1
@@ -425,7 +351,7 @@ def _within(chunk: tuple[slice, ...], region: tuple[slice, ...]) -> bool:
     return all(r.start <= c.start < r.stop for c, r in zip(chunk, region))
 
 
-def _check_here(job: _Job, plans: list[GroupPlan], eager: dict[tuple[str | None, str], list[tuple[slice, ...]]],
+def _check_here(job: Job, plans: list[GroupPlan], eager: dict[tuple[str | None, str], list[tuple[slice, ...]]],
                 differences: dict[str, float], outcome: Outcome) -> None:
     """Every group's structure, and the values of the variables written at once, compared here
     (before the runs: a mismatch of structure ends the run early)."""
@@ -442,7 +368,7 @@ def _check_here(job: _Job, plans: list[GroupPlan], eager: dict[tuple[str | None,
                     differences[vp.name] = max(differences.get(vp.name, 0.0), worst)
 
 
-def _run_all(job: _Job, todo: list[_Run], every: list[_Run], loc: Any, differences: dict[str, float],
+def _run_all(job: Job, todo: list[Run], every: list[Run], loc: Any, differences: dict[str, float],
              outcome: Outcome, progress: bool) -> None:
     """The runs as tasks (:func:`~numcodecs_ext.store.parallel.run_chunkwise`): on the user's
     dask scheduler where the destination is one the workers reach, else here. A run written now
@@ -457,23 +383,23 @@ def _run_all(job: _Job, todo: list[_Run], every: list[_Run], loc: Any, differenc
     # index coordinates (times), so those must be there whichever run reads
     writes = [dataclasses.replace(r, checks=[], checked=0) if r.raw is None else r for r in todo if r.data is not None]
     reads = [dataclasses.replace(r, data=None) for r in todo if r.checks and (r.raw is None or r.data is None)]
-    found: dict[int, _Done] = {}
+    found: dict[int, Done] = {}
     if writes:
-        done = run_chunkwise(functools.partial(_do_run, job), writes, label="converting",
+        done = run_chunkwise(functools.partial(do_run, job), writes, label="converting",
                              nbytes=[r.nbytes for r in writes], nchunks=[r.nchunks for r in writes],
-                             progress=progress, local_only=not loc.is_shared, describe=_describe)
+                             progress=progress, local_only=not loc.is_shared, describe=describe_run)
         found = {r.index: d for r, d in zip(writes, done) if r.raw is not None and r.checks}
         _count([r for r in writes if r.index in found], [found[r.index] for r in writes if r.index in found],
                differences, outcome)
     reads += _probes(every, found)
     if reads:
-        done = run_chunkwise(functools.partial(_do_run, job), reads, label="reading back",
+        done = run_chunkwise(functools.partial(do_run, job), reads, label="reading back",
                              nbytes=[r.nbytes for r in reads], nchunks=[r.nchunks for r in reads],
-                             progress=progress, local_only=not loc.is_shared, describe=_describe)
+                             progress=progress, local_only=not loc.is_shared, describe=describe_run)
         _count(reads, done, differences, outcome)
 
 
-def _count(runs: list[_Run], done: list[_Done], differences: dict[str, float], outcome: Outcome) -> None:
+def _count(runs: list[Run], done: list[Done], differences: dict[str, float], outcome: Outcome) -> None:
     for run, d in zip(runs, done):
         if not run.probe:
             outcome.checked += run.checked
@@ -482,13 +408,13 @@ def _count(runs: list[_Run], done: list[_Done], differences: dict[str, float], o
             differences[vp.name] = max(differences.get(vp.name, 0.0), d.worst)
 
 
-def _probes(runs: list[_Run], found: dict[int, _Done]) -> list[_Run]:
+def _probes(runs: list[Run], found: dict[int, Done]) -> list[Run]:
     """The xarray-level comparison of the variables proved in the tasks: for each, the first and
     the last chunk it checks (its edges: a partial chunk at the end of every axis) and the first
     with missing values that a task found, read through xarray on both sides as
     :func:`~numcodecs_ext.cf.verify.check_block` reads them (CF decoding, attributes and dtypes
     are compared for every variable before the commit)."""
-    chosen: dict[tuple[str | None, str], list[tuple[_Run, tuple[slice, ...]]]] = {}
+    chosen: dict[tuple[str | None, str], list[tuple[Run, tuple[slice, ...]]]] = {}
     for run in runs:
         if run.raw is None or not run.checks:
             continue
@@ -515,179 +441,6 @@ def _probes(runs: list[_Run], found: dict[int, _Done]) -> list[_Run]:
             probes.append(dataclasses.replace(run, data=None, checks=[region], checked=1, nbytes=nbytes, nchunks=1,
                                               raw=None, probe=True))
     return probes
-
-
-def _prove_in_tasks(source: Any, engine: str, plans: list[GroupPlan], runs: list[_Run]) -> None:
-    """Give the runs of every variable whose values the writing task can prove (numbers, stored
-    as they are or packed, that xarray decodes to numbers of the planned type) what the task
-    needs to decode the stored values as xarray decodes the source's: the source's stored type,
-    attributes and encoding, read here once (no values)."""
-    wanted = {(r.group, r.name) for r in runs}
-    raws: dict[tuple[str | None, str], _Raw] = {}
-    for plan in plans:
-        names = [n for n in plan.variables if (plan.group, n) in wanted and _provable(plan, n)]
-        if names:
-            raws.update({(plan.group, n): r for n, r in _raw_of(source, engine, plan, names).items()})
-    for run in runs:
-        run.raw = raws.get((run.group, run.name))
-
-
-def _provable(plan: GroupPlan, name: str) -> bool:
-    vp, out = plan.variables[name], plan.dataset.variables[name]
-    return (vp.route in ("packed", "as is") and vp.dtype.kind in "biuf" and out.dtype.kind in "biuf"
-            and out.dtype.names is None and out.ndim > 0)
-
-
-def _raw_of(source: Any, engine: str, plan: GroupPlan, names: list[str]) -> dict[str, _Raw]:
-    import xarray as xr
-
-    from .handles import open_source
-    from .verify import _open_quietly
-
-    out: dict[str, _Raw] = {}
-    target = source.target() if hasattr(source, "target") else source
-    with NETCDF_LOCK:
-        ds = _open_quietly(open_source, target, engine, plan.group, chunks=None, mask_and_scale=False,
-                           decode_times=False, decode_timedelta=False)
-        try:
-            for name in names:
-                var = ds.variables[name]
-                written = plan.dataset.variables[name]
-                raw = _Raw(var.dtype, tuple(var.dims), dict(var.attrs), dict(var.encoding))
-                if var.dtype.kind not in "biuf" or var.dtype.itemsize != written.dtype.itemsize:
-                    continue
-                decoded = _open_quietly(xr.conventions.decode_cf_variable, name, var, decode_times=False,
-                                        decode_timedelta=False)
-                if decoded.dtype == plan.variables[name].dtype and decoded.dims == var.dims:
-                    out[name] = raw
-        finally:
-            ds.close()
-    return out
-
-
-def _describe(run: _Run) -> str:
-    where = ", ".join(f"{s.start}:{s.stop}" for s in run.region)
-    return f"variable {run.vp.name!r} [{where}]"
-
-
-def _do_run(job: _Job, run: _Run) -> _Done:
-    """One task: write the run's chunks (unless written), prove or read back what it must, mark
-    it in the journal (a probe: only compare); what it found."""
-    # (no dask.config.set here: entered and left from several threads at once it leaves its value
-    # behind for the whole process; the datasets are opened without dask chunks anyway)
-    values = _write_run(job, run) if run.data is not None else None
-    done = _Done()
-    if run.checks and values is not None and run.raw is not None:
-        done = _prove_run(job, run, values)
-    elif run.checks:
-        with opened(job.source, job.engine, job.read_store, run.group) as sides:
-            for region in run.checks:
-                done.worst = max(done.worst, check_block(sides, run.vp, run.name, region))
-    if not run.probe:
-        state = "verified" if run.checked >= run.nchunks else "written"
-        job.journal.record(run.index, state=state, checked=run.checked, worst=done.worst)
-    return done
-
-
-def _prove_run(job: _Job, run: _Run, values: np.ndarray) -> _Done:
-    """Prove the run just written, in its task: each region to check read back from the store
-    (the stored bytes, decoded by the final metadata's codecs, then by xarray, as ``open_zarr``
-    reads them) and compared, by :func:`~numcodecs_ext.cf.verify.check_values`'s rules, with
-    the source's values already in memory, decoded as xarray decodes the file
-    (:func:`_decode`). The source is not read again; netCDF-C's lock is not held."""
-    raw = run.raw
-    with NETCDF_LOCK:  # (the warnings' filters are the process's: changed by one thread at a time)
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = _result(job, run.group).variables[run.name]
-            decoded = _decode(run.name, raw, values)
-    with np.errstate(all="ignore"):
-        x_all = np.asarray(decoded.values)
-    if x_all.dtype != run.vp.dtype:
-        raise VerificationError(f"variable {run.vp.name!r}: decoded in memory as {x_all.dtype}, "
-                                f"where xarray reads the source as {run.vp.dtype}")
-    done = _Done()
-    for region in run.checks:
-        local = tuple(slice(c.start - r.start, c.stop - r.start) for c, r in zip(region, run.region))
-        y = np.asarray(result[region].values)
-        x = x_all[local]
-        done.worst = max(done.worst, check_values(run.vp, x, y, values[local], region))
-        if done.missing is None and x.dtype.kind == "f" and np.isnan(x).any():
-            done.missing = region
-    return done
-
-
-_RESULTS: dict[tuple[str, str | None], Any] = {}
-_RESULTS_LOCK = threading.Lock()
-
-
-def _result(job: _Job, group: str | None) -> Any:
-    """The result's group as ``xarray.open_zarr`` reads it (lazily, times left as numbers),
-    opened once per command, group and process (the last few kept)."""
-    import xarray as xr
-
-    key = (job.token, group)
-    with _RESULTS_LOCK:
-        ds = _RESULTS.get(key)
-        if ds is None:
-            # (times not decoded: a run may not have written a time coordinate yet; the variables
-            # proved here are numbers, and every variable's dtype is compared at the commit)
-            ds = xr.open_zarr(job.read_store, group=group, consolidated=False, chunks=None, decode_times=False,
-                              decode_timedelta=False)
-            while len(_RESULTS) >= 8:
-                _RESULTS.pop(next(iter(_RESULTS))).close()
-            _RESULTS[key] = ds
-    return ds
-
-
-def _decode(name: str, raw: _Raw, values: np.ndarray) -> Any:
-    """The run's stored ``values`` as xarray decodes the source's (lazily): its CF decoding
-    (``_FillValue``, ``missing_value``, ``scale_factor``, ``add_offset``, ``_Unsigned``) applied in
-    memory, with the source's stored type, attributes and encoding."""
-    import xarray as xr
-
-    stored = values.view(raw.dtype) if values.dtype != raw.dtype else values  # (same size: _provable)
-    var = xr.Variable(raw.dims, stored, attrs=dict(raw.attrs), encoding=dict(raw.encoding))
-    return xr.conventions.decode_cf_variable(name, var, decode_times=False, decode_timedelta=False)
-
-
-def _write_run(job: _Job, run: _Run) -> np.ndarray | None:
-    """Write the run's chunks in the stored types. The values are those xarray would store:
-    the file's own (packed and copied variables) straight through zarr; times and durations
-    (variables stored decoded) through xarray's region write, which encodes them with the units
-    of the array's metadata. The values written, in the stored type (None for times)."""
-    store = _store(job.write_store.location, job.write_store.staged)  # its own documents
-    var = run.data
-    if var.dtype.kind in "mM":
-        import xarray as xr
-
-        with NETCDF_LOCK:  # the file's values, read while no other thread touches netCDF-C
-            plain = _load(var)
-        plain.attrs = {}  # the array's own encoding (units, fill value) applies; attributes are not written here
-        xr.Dataset({run.name: plain}).to_zarr(store, group=run.group, mode="r+", consolidated=False,
-                                             region=dict(zip(var.dims, run.region)), zarr_format=job.zarr_format,
-                                             write_empty_chunks=True)
-        return None
-    import zarr
-
-    path = run.name if run.group is None else f"{run.group}/{run.name}"
-    array = zarr.open_array(store, path=path, mode="r+", zarr_format=job.zarr_format)
-    # every chunk an object: a resumed run checks they are there
-    array = array.with_config({"write_empty_chunks": True})
-    with NETCDF_LOCK:
-        values = np.asarray(_load(var).values)
-    array[run.region] = values
-    return values
-
-
-def _load(var: Any) -> Any:
-    """The run's values in memory, read in this thread. The variable is a dask array; computed
-    with the default scheduler inside a task on a worker it would submit its pieces to the
-    cluster from that task and wait for them: with every worker thread so waiting, nothing runs
-    (a deadlock on one thread per worker)."""
-    return var.copy(deep=False).load(scheduler="synchronous")
 
 
 def _clean_up(loc: Any, existed: bool) -> str:

@@ -12,7 +12,7 @@ import zarr
 
 from tests.helpers.cf_files import write_variable
 from numcodecs_ext.cf.convert import convert
-from numcodecs_ext.tools.errors import VerificationError
+from numcodecs_ext.store.errors import VerificationError
 
 CASES = {
     "packed": (np.arange(-600, 600, dtype="int16").reshape(12, 100),
@@ -28,7 +28,7 @@ CASES = {
 def _tamper(monkeypatch, where: tuple[int, int]) -> None:
     """After a run is written, one stored value at ``where`` changed in the store (the values
     the task holds stay the source's)."""
-    write = importlib.import_module("numcodecs_ext.cf.write")
+    write = importlib.import_module("numcodecs_ext.cf.tasks")
     original = write._write_run
 
     def tampered(job, run):
