@@ -34,7 +34,8 @@ import numpy as np
 from ..store.errors import ToolError, UsageError
 from .blocks import SAMPLE_BYTES, chunks_of, propose_chunks, sample
 from .blocks import data_range as _stream_range
-from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, show_attribute, choose_packing
+from ..core.dtypes import show
+from .packing import FLOAT_TYPES, INTEGER_TYPES, DataRange, Packing, choose_packing
 
 __all__ = ["result_json", "row_json", "suggest", "suggest_array"]
 
@@ -70,7 +71,7 @@ def _check_tolerance(tolerance: Any) -> float | None:
         return None
     if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer,
                                                                            np.floating)):
-        raise UsageError(f"tolerance {show_attribute(tolerance)} is not a number; give the largest absolute "
+        raise UsageError(f"tolerance {show(tolerance)} is not a number; give the largest absolute "
                          "error allowed")
     t = float(tolerance)
     if not math.isfinite(t) or t <= 0:
@@ -81,7 +82,7 @@ def _check_tolerance(tolerance: Any) -> float | None:
 
 def _check_dtype(dtype: Any) -> str | None:
     if dtype is not None and dtype not in INTEGER_TYPES:
-        raise UsageError(f"dtype {show_attribute(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
+        raise UsageError(f"dtype {show(dtype)} is not valid; use one of {', '.join(INTEGER_TYPES)}")
     return dtype
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .plan import key_in, same_json
+from .index import key_in, same_json
 
 __all__ = ["consolidate", "stale_entries", "v2_consolidated_disagrees"]
 
@@ -55,7 +55,7 @@ def v2_consolidated_disagrees(location: Any, index: Any) -> list[str]:
     """The v2 documents (``.zarray``, ``.zattrs``, ``.zgroup``) that a ``.zmetadata`` of the
     indexed store says otherwise than the document itself, lists without it, or lists and the
     store does not have."""
-    from .plan import read_json
+    from .index import read_json
 
     out = []
     for key in sorted(index.v2_files):

@@ -26,7 +26,8 @@ from ..store.errors import ToolError, UsageError
 from ..store.progress import Progress
 from ..store.staging import commit_order
 from ..store.storage import Location
-from .plan import ArrayPlan, StoreIndex, index_store, key_in, read_json, same_json, v2_reading
+from .plan import ArrayPlan, v2_reading
+from .index import StoreIndex, index_store, key_in, read_json, same_json
 from .prove import MigrationReport, _doc, open_source, source_view
 from .runs import View
 from .text import counted, error

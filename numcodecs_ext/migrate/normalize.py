@@ -38,7 +38,8 @@ from ..store.storage import Location
 from .codes import without_maps
 from .filters import NotExpressible, filter_codecs
 from .options import MigrateOptions
-from .plan import ArrayPlan, index_store
+from .plan import ArrayPlan
+from .index import index_store
 from .prove import apply_codes
 from .runs import View
 from .tasks import Pair, Runner, chosen_for, compare_arrays

@@ -22,7 +22,8 @@ from ..store.storage import Location
 from .codes import (chain_at, check_fill, choose_code, code_cast, codes_metadata, codes_zarray,
                     existing_code, mapped_codes, scan_codes, with_code)
 from .filters import NotExpressible
-from .plan import ArrayPlan, GroupPlan, StoreIndex, array_metadata, group_metadata, key_in, v2_nodes
+from .plan import ArrayPlan, GroupPlan, array_metadata, group_metadata
+from .index import StoreIndex, key_in, v2_nodes
 from .runs import View, compare_run, quiet, run_count, runs, values_in
 from .text import counted, error, number, plain
 

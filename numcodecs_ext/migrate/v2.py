@@ -33,7 +33,7 @@ from ..store.errors import UsageError
 from ..store.storage import Location
 from .inplace import add_v3_metadata, remove_v2_metadata
 from .options import MigrateOptions
-from .plan import v2_nodes
+from .index import v2_nodes
 from .prove import MigrationReport, check_rewritable, plan_store, prove_on_source
 from .write import prepare_destination, run_plan, verify_stores, write_store
 

@@ -23,7 +23,8 @@ from ..store.staging import StagedStore, commit_order, is_metadata_key
 from ..store.storage import Location
 from ..store.verifying import VerifyPlan, parse_verify
 from ..store.journal import MIGRATE_JOURNAL as JOURNAL, digest as plan_digest, is_journal_key, run_digest, source_stamps
-from .plan import ArrayPlan, index_store, is_temporary
+from .plan import ArrayPlan
+from .index import index_store, is_temporary
 from .prove import MigrationReport, _doc, _rewrite_reason, open_source, source_view, write_refused
 from .runs import MigrationJournal as Journal, View, chunk_coords, quiet, run_count, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run

@@ -168,7 +168,7 @@ def test_a_chunk_vanishes_mid_run(s3, tmp_path):
     # listing is taken, then the object removed, by running the command on a pre-listed store
     s3.delete("src.zarr/t/7")
     s3.put("src.zarr/t/7.listed", b"")  # (not a chunk key: ignored by the plan)
-    from numcodecs_ext.migrate import plan as planning
+    from numcodecs_ext.migrate import index as planning
 
     original = planning.index_store
 
