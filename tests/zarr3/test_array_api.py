@@ -26,7 +26,7 @@ from zarr.core.buffer import BufferPrototype, cpu, default_buffer_prototype  # n
 from zarr.core.buffer import core as buffer_core  # noqa: E402
 
 from numcodecs_ext import zarr3  # noqa: E402
-from numcodecs_ext._registry import ZARR, _load  # noqa: E402
+from numcodecs_ext._registry import ZARR, load_class  # noqa: E402
 from numcodecs_ext.core import device  # noqa: E402
 from numcodecs_ext.core import scale_offset as so_core  # noqa: E402
 from numcodecs_ext.core.bitround import bitround as cpu_bitround  # noqa: E402
@@ -239,7 +239,7 @@ def codec_cases() -> list[tuple[str, Any, str, bool]]:
     """(id, codec, dtype, all data) for every name we register with zarr."""
     cases: list[tuple[str, Any, str, bool]] = []
     for name, path in sorted(ZARR.items()):
-        cls = _load(path)
+        cls = load_class(path)
         adapter = name.startswith("numcodecs.")
 
         def make(cls: Any = cls, name: str = name, **config: Any) -> Any:
@@ -315,7 +315,7 @@ def test_every_registered_codec_gives_the_cpu_result(case: tuple[str, Any, str, 
     for data in shapes_of(v):
         c = codec
         if codec == "transpose":
-            cls = _load(ZARR[ident.split("-")[0]])
+            cls = load_class(ZARR[ident.split("-")[0]])
             order = list(range(data.ndim))[::-1]
             c = cls.from_dict({"name": ident.split("-")[0], "configuration": {"order": order}})
         cpu_result, dev_result = round_trip(c, data)
@@ -484,7 +484,7 @@ def test_info_says_which_codecs_run_on_the_device() -> None:
     assert lines[at + 2].endswith("zfp, zarrs.zfp, numcodecs.zfp")
     # every codec the tests above run through the stand-in says how it runs there
     for name, path in ZARR.items():
-        kind = _load(path).numcodecs_class.device_support
+        kind = load_class(path).numcodecs_class.device_support
         assert kind == names[name]["gpu"]
 
 
