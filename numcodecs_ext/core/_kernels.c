@@ -49,8 +49,14 @@
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
     (!defined(__clang__) || __clang_major__ >= 14)
 #define MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
+/* the float-lane loops (float32 into targets up to 16 bits) also for AVX-512 (x86-64-v4): 16
+ * lanes, 1.6x the AVX2 clone's speed on the fused f32 -> u16 encode (measured); only these four,
+ * to keep the build short */
+#define MULTIVERSION_V4 \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "arch=x86-64-v2", "default")))
 #else
 #define MULTIVERSION
+#define MULTIVERSION_V4
 #endif
 
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -156,7 +162,7 @@ static uint64_t wrap_bits(double r, int bits) {
  */
 #define BLOCK 1024
 
-#define DEFINE_F2I(NAME, SRC_T, SRC_BITS_T, T, UT, CONV_T, L, FLAG_T, ROUND, ABS)              \
+#define DEFINE_F2I(NAME, SRC_T, SRC_BITS_T, T, UT, CONV_T, L, FLAG_T, ROUND, ABS, MV)          \
     FORCE_INLINE SRC_T NAME##_affine(SRC_T x, SRC_T offs, SRC_T scs, const int affine) {       \
         if (affine) {                                                                          \
             x = x - offs;                                                                      \
@@ -271,7 +277,7 @@ static uint64_t wrap_bits(double r, int bits) {
         }                                                                                      \
         return -1;                                                                             \
     }                                                                                          \
-    MULTIVERSION static Py_ssize_t NAME(const void *x, void *o, Py_ssize_t n, const Params *p, \
+    MV static Py_ssize_t NAME(const void *x, void *o, Py_ssize_t n, const Params *p,           \
                                         int mode) {                                            \
         const SRC_T *xs = (const SRC_T *)x;                                                    \
         UT *os = (UT *)o;                                                                      \
@@ -290,23 +296,23 @@ static uint64_t wrap_bits(double r, int bits) {
         }                                                                                      \
     }
 
-DEFINE_F2I(f8_i1, double, uint64_t, int8_t, uint8_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_u1, double, uint64_t, uint8_t, uint8_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_i2, double, uint64_t, int16_t, uint16_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_u2, double, uint64_t, uint16_t, uint16_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_i4, double, uint64_t, int32_t, uint32_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_u4, double, uint64_t, uint32_t, uint32_t, int64_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_i8, double, uint64_t, int64_t, uint64_t, int64_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f8_u8, double, uint64_t, uint64_t, uint64_t, uint64_t, double, int64_t, round_int, fabs)
+DEFINE_F2I(f8_i1, double, uint64_t, int8_t, uint8_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_u1, double, uint64_t, uint8_t, uint8_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_i2, double, uint64_t, int16_t, uint16_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_u2, double, uint64_t, uint16_t, uint16_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_i4, double, uint64_t, int32_t, uint32_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_u4, double, uint64_t, uint32_t, uint32_t, int64_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_i8, double, uint64_t, int64_t, uint64_t, int64_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f8_u8, double, uint64_t, uint64_t, uint64_t, uint64_t, double, int64_t, round_int, fabs, MULTIVERSION)
 #ifndef NO_FLOAT32
-DEFINE_F2I(f4_i1, float, uint32_t, int8_t, uint8_t, int32_t, float, int32_t, round_int_f, fabsf)
-DEFINE_F2I(f4_u1, float, uint32_t, uint8_t, uint8_t, int32_t, float, int32_t, round_int_f, fabsf)
-DEFINE_F2I(f4_i2, float, uint32_t, int16_t, uint16_t, int32_t, float, int32_t, round_int_f, fabsf)
-DEFINE_F2I(f4_u2, float, uint32_t, uint16_t, uint16_t, int32_t, float, int32_t, round_int_f, fabsf)
-DEFINE_F2I(f4_i4, float, uint32_t, int32_t, uint32_t, int32_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f4_u4, float, uint32_t, uint32_t, uint32_t, int64_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f4_i8, float, uint32_t, int64_t, uint64_t, int64_t, double, int64_t, round_int, fabs)
-DEFINE_F2I(f4_u8, float, uint32_t, uint64_t, uint64_t, uint64_t, double, int64_t, round_int, fabs)
+DEFINE_F2I(f4_i1, float, uint32_t, int8_t, uint8_t, int32_t, float, int32_t, round_int_f, fabsf, MULTIVERSION_V4)
+DEFINE_F2I(f4_u1, float, uint32_t, uint8_t, uint8_t, int32_t, float, int32_t, round_int_f, fabsf, MULTIVERSION_V4)
+DEFINE_F2I(f4_i2, float, uint32_t, int16_t, uint16_t, int32_t, float, int32_t, round_int_f, fabsf, MULTIVERSION_V4)
+DEFINE_F2I(f4_u2, float, uint32_t, uint16_t, uint16_t, int32_t, float, int32_t, round_int_f, fabsf, MULTIVERSION_V4)
+DEFINE_F2I(f4_i4, float, uint32_t, int32_t, uint32_t, int32_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f4_u4, float, uint32_t, uint32_t, uint32_t, int64_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f4_i8, float, uint32_t, int64_t, uint64_t, int64_t, double, int64_t, round_int, fabs, MULTIVERSION)
+DEFINE_F2I(f4_u8, float, uint32_t, uint64_t, uint64_t, uint64_t, double, int64_t, round_int, fabs, MULTIVERSION)
 #endif
 
 typedef Py_ssize_t (*f2i_fn)(const void *, void *, Py_ssize_t, const Params *, int);
