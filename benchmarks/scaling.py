@@ -22,7 +22,9 @@ Anchors: numcodecs ``FixedScaleOffset`` (float32 -> uint16) for scale_offset + c
 zarr's own transpose (a view, copied by zarr's bytes codec) for transpose, numcodecs ``ZFPY``
 (fixed_accuracy) for zfp, both through zarr's numcodecs adapter where zarr is involved.
 
-Usage: ``python benchmarks/scaling.py [--quick] [--proxies]`` (``--proxies``: parts 1 and 2 only).
+Usage: ``python benchmarks/scaling.py [--quick] [--proxies] [--jobs]`` (``--proxies``: parts 1
+and 2 only; ``--jobs``: the thread-pool table only). Run it from the repository root with
+``PYTHONPATH=.`` to measure a working tree rather than the installed package.
 A 2-core machine shows the proxies (1, 2) and the 1-2 worker speedups; the many-core sweep needs
 a many-core machine.
 """
@@ -126,6 +128,113 @@ def proxies(quick: bool = False) -> None:
                 (o, oh), (an, ah) = _gil.measure(lambda: ours(x), 5 if quick else 21), (float("nan"), float("nan"))
             print(f"  {name:42} {layout:11} {o * 1e6:7.1f}/{oh:<4.0f} {an * 1e6:7.1f}/{ah:<4.0f} "
                   f"{o / an if an else float('nan'):7.2f}")
+
+
+# --- 1b. the codec jobs in a thread pool ----------------------------------------------------------
+
+#: the core count the issue's figures come from, predicted here from the GIL-held time
+PREDICT_CORES = 16
+
+
+def _jobs() -> list[tuple[str, Callable[[Any], Any], Callable[[Any], Any] | None,
+                          Callable[[np.ndarray], tuple[Any, Any]] | None]]:
+    """(name, ours, anchor, the inputs of ours and of the anchor made from the float32 chunk;
+    None: the chunk itself) for the codec jobs."""
+    from numcodecs_ext.core import fused
+
+    so = ScaleOffset(offset=OFFSET, scale=SCALE, dtype="float32")
+    cv = CastValue(data_type="uint16", out_of_range="clamp", scalar_map={"encode": [["NaN", 0]]},
+                   dtype="float32")
+    nan_map = {"out_of_range": "clamp", "scalar_map": [(np.nan, 0)]}
+    # the core's fused pass, as a codec runs it chunk after chunk (set-up once, None: the general
+    # pass, which also raises any error)
+    encoder = fused.chunk_encoder("float32", CHUNK, "uint16", OFFSET, SCALE, **nan_map)
+
+    def fused_encode(x: np.ndarray) -> np.ndarray:
+        got = encoder(x) if encoder is not None else None
+        return got if got is not None else fused.encode(x, OFFSET, SCALE, "uint16", **nan_map)
+
+    fso = numcodecs.FixedScaleOffset(offset=OFFSET, scale=SCALE, dtype="f4", astype="u2")
+    zfp = Zfp(mode="fixed_accuracy", tolerance=1e-3)
+    zfpy = ZFPY(mode=4, tolerance=1e-3) if ZFPY else None
+    f32 = np.dtype("float32")
+    return [
+        ("fused encode (f32->u16, NaN map)", fused_encode, fso.encode, None),
+        ("two-step encode (ScaleOffset, CastValue)", lambda x: cv.encode(so.encode(x)), fso.encode,
+         None),
+        ("fused decode", lambda c: fused.decode(c, f32, OFFSET, SCALE, out_of_range="clamp"),
+         fso.decode, lambda x: (fso.encode(x),) * 2),
+        ("zfp encode (fixed_accuracy)", zfp.encode_chunk, zfpy.encode if zfpy else None, None),
+        ("zfp decode", lambda b: zfp.decode_chunk(b, CHUNK, f32), zfpy.decode if zfpy else None,
+         lambda x: (zfp.encode_chunk(x), zfpy.encode(x) if zfpy else None)),
+    ]
+
+
+def _pool_rate(fn: Callable[[np.ndarray], Any], inputs: list[Any], pool: Any) -> float:
+    """MiB/s of float32 chunk data through ``fn`` over ``inputs`` in ``pool``."""
+    t0 = time.perf_counter()
+    list(pool.map(fn, inputs))
+    return len(inputs) * CHUNK[0] * CHUNK[1] * 4 / 2**20 / (time.perf_counter() - t0)
+
+
+def codec_jobs(quick: bool = False) -> None:
+    """The codec jobs alone in a thread pool of 1, 2, 4 ... workers (as zarr's codec threads run
+    them), ours and the anchor alternately, best of several runs (wall clock: a loaded machine
+    lowers both; compare the ratios); then, per chunk on one thread, the CPU time and the
+    GIL-held time with its releases (ours/anchor), and Amdahl's prediction at
+    :data:`PREDICT_CORES` threads, ratio (MiB/s ours/anchor): a chunk's MiB over
+    ``gil + (cpu - gil) / 16``. Memory bandwidth and clock changes are not in it: a many-core
+    machine must confirm it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cores = os.cpu_count() or 1
+    workers = [1]
+    while workers[-1] * 2 <= cores:
+        workers.append(workers[-1] * 2)
+    if workers[-1] != cores:
+        workers.append(cores)
+    a = _field(CHUNK)
+    chunk_mib = a.nbytes / 2**20
+    runs = 3 if quick else 7
+    print(f"\ncodec jobs in a thread pool: 4 MiB float32 chunks, {cores} cores, best of {runs}; "
+          "MiB/s ours / anchor (ratio); load average "
+          + (" ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"))
+    print(f"  {'job':42} " + "  ".join(f"{'w=' + str(w):>20}" for w in workers)
+          + f"  {'CPU ms/chunk':>13} {'GIL µs/releases':>15}  predicted at {PREDICT_CORES} threads")
+    for name, ours, anchor, prepare in _jobs():
+        if anchor is None:
+            print(f"  {name:42} (anchor not installed)")
+            continue
+        x, y = prepare(a) if prepare is not None else (a, a)
+        cells = []
+        for w in workers:
+            n = w * (2 if quick else 4)
+            best_o = best_a = 0.0
+            with ThreadPoolExecutor(w) as pool:
+                list(pool.map(ours, [x] * w))  # (warm: per-thread scratch, cached set-up)
+                list(pool.map(anchor, [y] * w))
+                for _ in range(runs):
+                    best_o = max(best_o, _pool_rate(ours, [x] * n, pool))
+                    best_a = max(best_a, _pool_rate(anchor, [y] * n, pool))
+            cells.append(f"{best_o:6.0f}/{best_a:6.0f} ({best_o / best_a:4.2f})")
+        t1 = _cpu_pair(lambda: ours(x), lambda: anchor(y), 5 if quick else 15)
+        (go, ro), (ga, ra) = _gil.measure_pair(lambda: ours(x), lambda: anchor(y), 9 if quick else 21)
+        pred = [chunk_mib / (g + max(t - g, 0.0) / PREDICT_CORES) for g, t in ((go, t1[0]), (ga, t1[1]))]
+        print(f"  {name:42} " + "  ".join(cells)
+              + f"  {t1[0] * 1e3:6.2f}/{t1[1] * 1e3:<6.2f} {go * 1e6:5.0f}/{ro:<2.0f} {ga * 1e6:5.0f}/{ra:<2.0f}"
+              + f"  {pred[0] / pred[1]:5.2f} ({pred[0]:.0f}/{pred[1]:.0f})")
+
+
+def _cpu_pair(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """The least CPU time of one call of ``a`` and of ``b``, alternating (this thread's CPU
+    time: what other processes on a shared machine take from the wall clock is not in it)."""
+    best = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        for i, fn in enumerate((a, b)):
+            t0 = time.thread_time()
+            fn()
+            best[i] = min(best[i], time.thread_time() - t0)
+    return best[0], best[1]
 
 
 # --- 2. per-call time on tiny chunks ---------------------------------------------------------
@@ -309,7 +418,11 @@ def _write_read(data: np.ndarray, placement: Callable[[], dict[str, Any]], worke
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if "--jobs" in argv:  # the codec jobs only
+        codec_jobs(quick)
+        return 0
     proxies(quick)
+    codec_jobs(quick)
     tiny(quick)
     if "--proxies" not in argv:
         through_zarr(quick)
@@ -321,7 +434,12 @@ def run(quick: bool = False) -> None:
     can be preloaded); ``quick``: the sweep through zarr on a smaller array."""
     import subprocess
 
-    done = subprocess.run([sys.executable, os.path.abspath(__file__), *(["--quick"] if quick else [])], check=False)
+    # (the repository's package first, as the runner's own process has it: a script's path puts
+    # benchmarks/ first, which would measure whatever numcodecs_ext is installed)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), *(["--quick"] if quick else [])],
+                          check=False, env=env)
     if done.returncode:
         raise SystemExit(done.returncode)
 

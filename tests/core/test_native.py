@@ -134,6 +134,36 @@ def test_long_arrays_take_the_vector_path(src, tgt) -> None:
         assert got[0] != "error"
 
 
+@pytest.mark.parametrize("tgt", ["int8", "uint8", "int16", "uint16"])
+def test_float32_lanes(tgt) -> None:
+    """float32 into targets of up to 16 bits runs in float lanes (twice as many per instruction
+    as double lanes): the same bits as the numpy kernels for float32 bit patterns of every
+    exponent, ties, values around the rounding trick's 2**23, the range edges, and a map key
+    (0.1) that becomes its float32 value."""
+    tgt = np.dtype(tgt)
+    rng = np.random.default_rng(4)
+    info = np.iinfo(tgt)
+    lo, hi = float(info.min), float(info.max)
+    anywhere = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    f = np.float32
+    near = [2.0**23 - 1.5, 2.0**23 - 0.5, 2.0**23, 2.0**23 + 1, 2.0**24 - 1, 2.0**24, 2.0**24 + 2,
+            lo - 0.5, lo - 1, hi + 0.5, hi + 1, lo + 0.5, hi - 0.5]
+    ties = np.arange(-300, 300, dtype=np.float32) + f(0.5)
+    edges = np.array(near + [-v for v in near] + [np.nextafter(f(v), f(0)) for v in near]
+                     + [np.nextafter(f(v), f(np.inf)) for v in near], np.float32)
+    in_range = rng.uniform(lo - 3, hi + 3, 6000).astype(np.float32)
+    in_range[::500] = f(0.1)
+    x = np.concatenate([in_range, ties, edges])
+    x_specials = np.concatenate([x, anywhere])
+    for rounding, mode in itertools.product(ROUNDING_MODES, ("clamp", "wrap", None)):
+        for smap in ([], [(np.nan, 0)], [(np.nan, 3), (7.0, 1), (0.1, 2)],
+                     [(np.inf, 5), (-np.inf, 6), (np.nan, 3)]):
+            kw = {"rounding": rounding, "out_of_range": mode, "scalar_map": smap}
+            for arr in (x, x_specials):
+                _both(cast_array, arr, tgt, **kw)
+                _both(fused.encode, arr, f(-12.25), f(3.0), tgt, **kw)
+
+
 def test_scale_offset_overflow_is_declined_to_the_numpy_error() -> None:
     x = np.full(3000, 1.0)
     x[2222] = 1e308
