@@ -7,7 +7,8 @@ the implementation itself (it fails when the implementation is fixed, so this ta
 the documentation page "Who reads what" lists the same entries.
 
 Standard library only: the interop job loads this file by path in an environment without
-numcodecs_ext.
+numcodecs_ext. The entries themselves are data, in ``deviations.json`` beside this file (read by
+path too); this module holds the rules that find them in an array's metadata.
 
 Examples
 --------
@@ -22,11 +23,13 @@ zarrs <= 0.23 (zarrs-python <= 0.2.3, zarrista <= 0.1.0), packbits first_bit=2 a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = ["DEVIATIONS", "Deviation", "Finding", "affects", "find_deviations", "reader_warnings",
@@ -72,124 +75,10 @@ def _dev(id: str, implementation: str, first: str, last: str, codec: str, direct
                      frozenset(directions.split()), effect, spec, advice, parser)
 
 
+#: the catalogue itself, one entry per deviation (the arguments of :func:`_dev`), kept as data
+#: beside this file so that this module stays the rules alone
 DEVIATIONS: dict[str, Deviation] = {d.id: d for d in (
-    _dev("packbits-partial-first-bit", "zarrs", "0", "0.23.13", "packbits", "read partial",
-         "reads of part of a chunk (edge chunks of a whole-array read included) return the stored "
-         "bits without shifting them back to first_bit (uint8 bits 2..5: 20 reads as 5)",
-         "To decode an element of the array, the `b` encoded bits are first shifted to `first_bit`.",
-         "keep first_bit at 0 (a scale_offset or cast_value before packbits can move the range "
-         "down), or make the array shape a multiple of the chunk shape and read whole chunks only"),
-    _dev("packbits-sign-extension", "zarrs", "0", "0.23.13", "packbits", "read partial",
-         "negative values are sign-extended only to the end of the byte holding last_bit (int16 "
-         "bits 0..5: -32 reads as 224)",
-         "Depending on the data type, the value is then: sign-extended (for signed integer data "
-         "types), or zero-extended (all other data types) up to `N` bits.",
-         "use a last_bit whose byte reaches the type's width (int16: last_bit >= 8), an unsigned "
-         "type with a scale_offset offset, or a narrower signed type"),
-    _dev("packbits-full-width-padding", "zarrs", "0", "0.23.13", "packbits",
-         "read partial write",
-         "with a full-width type (all N bits kept) it writes no padding byte and refuses chunks "
-         "that have one ('decoded chunk is 97, expected 96')",
-         'If `padding_encoding` is `"first_byte"`, a single byte specifying the number of padding '
-         "bits that were added is prepended to the encoded byte sequence.",
-         'use padding_encoding "none" for full-width types (the padding byte says nothing there)'),
-    _dev("reshape-sizes-before-group", "zarrs", "0", "0.23.13", "reshape",
-         "read partial write",
-         "the shape is refused when sizes or -1 stand before a list of input dimensions: zarrs "
-         "counts each of them as one input dimension ([2, -1, [1]])",
-         "Each element `shape[i]` must be one of: a positive integer `size` [...], an array of "
-         "integers `input_dims` [...], the special value `-1`",
-         "spell the output with sizes only (for 4x3 chunks [2, 2, 3] instead of [2, -1, [1]]), "
-         "or keep each group of input dimensions ahead of the sizes and -1"),
-    _dev("cast-value-float16-double-rounding", "zarr-python", "3.2", "3.4.2", "cast_value", "write",
-         "float64 -> float16 rounds through float32, twice (1.0004882812500002 is written as 1.0, "
-         "and 65519.99999999999 fails instead of giving 65504)",
-         '`"nearest-even"`: Round to the nearest representable value, with ties rounded to the '
-         "value whose least significant digit is even (IEEE 754 `roundTiesToEven`).",
-         "write such arrays with numcodecs_ext (installed, it is zarr's default for cast_value) or "
-         "cast to float32 first; reading is not affected"),
-    _dev("cast-value-hex-scalar-map", "zarr-python", "3.2", "3.4.2", "cast_value",
-         "read partial write",
-         "a scalar_map entry in the hexadecimal fill-value form ('0x7ff8000000000000') cannot be "
-         "parsed ('could not convert string to float'): the array does not open",
-         "Input scalars are encoded to JSON using the Zarr V3 fill value encoding for the input data "
-         "type; output scalars are encoded using the fill value encoding for the output data type.",
-         'write "NaN" instead of the canonical NaN\'s hex form; keep hex only for non-canonical '
-         "NaN payloads, which these readers cannot map"),
-    _dev("numcodecs-bitround-integers", "zarr-python", "3.1.6", "3.4.2", "numcodecs.bitround",
-         "read partial write",
-         "its numcodecs adapter treats integers as floats: zarrs-written int16 [32, 96, -8192] "
-         "reads as [0, 0, -512]",
-         "For integer values, the codec rounds from the most significant set bit.",
-         'keep the spec name "bitround" for integer data (zarr-python has no implementation of it '
-         "without numcodecs_ext, so it refuses instead of misreading); readers with numcodecs_ext "
-         "read both names correctly",
-         who="zarr-python 3.1.6-3.4.2 (its numcodecs adapter, when numcodecs_ext is not installed)"),
-    _dev("reshape-partial-decode", "zarrs", "0", "0.23.8", "reshape", "read partial",
-         "reads of part of a chunk fail ('partial decoding with the reshape codec is not yet "
-         "supported'), and so do whole-array reads of arrays with edge chunks",
-         "Implementations should, when possible, construct a virtual view rather than copy the "
-         "array. (the spec sets no limit on which parts of an array can be read)",
-         "make the array shape a multiple of the chunk shape and read whole chunks, or read with "
-         "zarrs >= 0.23.13 (zarrista 0.1.0 reads them)",
-         who="zarrs <= 0.23.8 (zarrs-python <= 0.2.3)"),
-    _dev("transpose-after-reshape", "zarr-python", "3.1.6", "3.4.2", "transpose", "read partial write",
-         "its own transpose codec checks `order` against the array's dimensions, not the chunk it "
-         "receives, so a transpose after a reshape is refused when the array is opened",
-         "Must be an array of integers specifying a permutation of 0, 1, ..., n-1, where n is the "
-         "number of dimensions in the decoded chunk representation provided as input to this codec.",
-         "install numcodecs_ext in the readers' environment (its transpose replaces zarr's), or "
-         "put the transpose before the reshape",
-         who="zarr-python 3.1.6-3.4.2 without numcodecs_ext, and zarrs-python <= 0.2.3 (it parses "
-             "metadata with zarr-python)", parser=True),
-    _dev("codec-name-shorthand", "zarr-python", "3.1.6", "3.4.2", "(any)", "read partial write",
-         "codecs written as bare names (the zarr v3.1 short-hand, which zarrs writes for a codec "
-         "without configuration, e.g. \"packbits\", and which the codec specs' examples use) are "
-         "refused ('Expected dict, got <class 'str'>'): the array does not open",
-         "Instead of extension objects, short-hand names MAY be used if no configuration metadata "
-         "is required. They are equivalent to extension objects with just a `name` key. (zarr v3.1 core)",
-         'replace each bare name in zarr.json by {"name": <name>} (the chunks do not change); '
-         "writers: give every codec an object",
-         who="zarr-python 3.1.6-3.4.2, with or without numcodecs_ext (the metadata parser is "
-             "zarr's), and zarrs-python <= 0.2.3", parser=True),
-    _dev("zarrita-scale-offset-float64", "zarrita.js", "0", "0.7.5", "scale_offset", "read partial",
-         "float32 (and float16) data is decoded in float64 arithmetic, with scale and offset taken as "
-         "float64, and rounded once at the end: many values differ from the spec's by one unit in the "
-         "last place, and more where a value and the offset nearly cancel (offset 273.15, scale 100: "
-         "the stored -27315 reads as -6.1e-06 instead of 0)",
-         "The arithmetic semantics of the input array's data type are used: the scale and offset "
-         "are values of that data type.",
-         "set only one of scale and offset, to a value float32 holds (scale 100 alone is exact, "
-         "scale 0.1 is not), or store float64 data"),
-    _dev("zarrita-fill-not-scaled", "zarrita.js", "0", "0.7.5", "cast_value", "read partial",
-         "the fill value reaches a cast_value without passing through the scale_offset before it, "
-         "so the array cannot be opened where the unscaled fill does not fit the cast's type (the "
-         "spec's uint16 example: 'Value 1000 out of range [0, 255]')",
-         "The fill value of the encoded representation is the array's fill value passed through "
-         "each codec's encoding in turn (each codec resolves the metadata its successor sees).",
-         "give that cast_value a scalar_map encode entry from the unscaled fill to the scaled "
-         "one (the spec's example: [1000, 0]; other readers never meet it), or choose a fill "
-         "value that fits the cast's type before scaling too"),
-    _dev("zarrita-second-transpose", "zarrita.js", "0", "0.7.5", "transpose", "read partial",
-         "only the first transpose of a chain is applied to the output: with two transposes the "
-         "values come back in another order (a transpose of transposed chunks reads as if the "
-         "second were not there)",
-         "Codecs are applied in the order given; each transpose permutes the dimensions of the "
-         "chunk representation it receives.",
-         "combine the transposes into one (the permutations compose): order[i] = first[second[i]]"),
-    _dev("zarrita-float-cast-rounding", "zarrita.js", "0", "0.7.5", "cast_value", "read partial",
-         'a float -> float cast_value whose rounding is not "nearest-even" is refused when the '
-         "array is opened ('cast_value float -> float only supports \"nearest-even\" rounding'), "
-         "although reading (the widening direction) never rounds",
-         "rounding: the rounding mode used when casting from a floating-point to a lower-precision "
-         "floating-point or integer data type (one of the five modes).",
-         'leave rounding at "nearest-even" for float -> float casts'),
-    _dev("zarrita-shard-index-start", "zarrita.js", "0", "0.7.5", "sharding_indexed", "read partial",
-         'shards whose index is at the start (index_location "start") are read as if it were at '
-         "the end: the array does not open ('The value of \"size\" is out of range')",
-         'index_location: Specifies whether the shard index is located at the beginning ("start") '
-         'or end ("end") of the file.',
-         'write shards with index_location "end" (the default)'),
+    _dev(**entry) for entry in json.loads((Path(__file__).parent / "deviations.json").read_text(encoding="utf-8"))
 )}
 
 
