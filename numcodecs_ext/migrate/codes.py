@@ -78,7 +78,7 @@ def _with_chain(metadata: dict[str, Any], where: tuple[int, ...], chain: list[di
     return out
 
 
-def _codec(name: str, configuration: dict[str, Any]) -> Any:
+def make_codec(name: str, configuration: dict[str, Any]) -> Any:
     from ..codecs.cast_value import CastValue
     from ..codecs.scale_offset import ScaleOffset
 
@@ -135,7 +135,7 @@ def check_fill(metadata: dict[str, Any]) -> FillCheck:
                 break
             configuration = codec.get("configuration") or {}
             try:
-                c = _codec(name, configuration)
+                c = make_codec(name, configuration)
                 _, out_dt, enc = c.resolve_spec((1,), dt, value[()], strict=True)
             except (ValueError, TypeError) as e:
                 return _explain(name, configuration, where, i, value, dt, user, steps, e)

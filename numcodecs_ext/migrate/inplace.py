@@ -28,7 +28,7 @@ from ..store.staging import commit_order
 from ..store.storage import Location
 from .plan import ArrayPlan, v2_reading
 from .index import StoreIndex, index_store, key_in, read_json, same_json
-from .prove import MigrationReport, _doc, open_source, source_view
+from .prove import MigrationReport, metadata_document, open_source, source_view
 from .runs import View
 from .text import counted, error
 
@@ -105,8 +105,8 @@ def add_v3_metadata(location: Location, index: StoreIndex, report: MigrationRepo
     report.verified = report.verify.complete
     if dry_run:
         return
-    docs = {a.key: _doc(a.metadata) for a in report.arrays}
-    docs.update({g.key: _doc(g.metadata) for g in report.groups})
+    docs = {a.key: metadata_document(a.metadata) for a in report.arrays}
+    docs.update({g.key: metadata_document(g.metadata) for g in report.groups})
     for key in commit_order(docs):
         if key not in kept:
             location.write(key, docs[key])
@@ -321,7 +321,7 @@ def _mapped_codes(location: Location, path: str) -> tuple[View | None, tuple[int
         return None, ()
     if not keys or view_meta is None:
         return None, ()
-    return View(location, path, 3, {key: _doc(view_meta)}), keys
+    return View(location, path, 3, {key: metadata_document(view_meta)}), keys
 
 
 def finish_order(keys: Any, arrays: Any) -> list[str]:

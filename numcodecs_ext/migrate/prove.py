@@ -74,13 +74,13 @@ class MigrationReport:
         return check.summary(self.chunks_checked, self.chunks_total)
 
 
-def _doc(metadata: dict[str, Any]) -> bytes:
+def metadata_document(metadata: dict[str, Any]) -> bytes:
     return json.dumps(metadata, indent=2).encode()
 
 
 def candidate(location: Location, plan: ArrayPlan, *, writable: bool = False) -> View:
     """The array under its planned v3 metadata, staged over ``location``'s chunks."""
-    return View(location, plan.path, 3, {plan.key: _doc(plan.metadata)}, writable=writable)
+    return View(location, plan.path, 3, {plan.key: metadata_document(plan.metadata)}, writable=writable)
 
 
 def _memory_array(metadata: dict[str, Any]) -> Any:
@@ -89,7 +89,7 @@ def _memory_array(metadata: dict[str, Any]) -> Any:
     from zarr.buffer import cpu
     from zarr.storage import MemoryStore
 
-    store = MemoryStore(store_dict={"zarr.json": cpu.Buffer.from_bytes(_doc(metadata))})
+    store = MemoryStore(store_dict={"zarr.json": cpu.Buffer.from_bytes(metadata_document(metadata))})
     with quiet():
         return zarr.open_array(store, mode="r+", zarr_format=3)
 
@@ -145,7 +145,7 @@ def _read_only_text(plan: ArrayPlan, reason: str, nan: bool) -> str:
 def _decoded_value_of(metadata: dict[str, Any], where: tuple[int, ...], index: int, code: int) -> str | None:
     """What ``code`` reads as without a map (the value that can no longer be written once the
     code stands for NaN or the fill value), or None if that cannot be worked out here."""
-    from .codes import _codec
+    from .codes import make_codec
 
     chain = chain_at(metadata, where)
     try:
@@ -164,7 +164,7 @@ def _decoded_value_of(metadata: dict[str, Any], where: tuple[int, ...], index: i
                 continue
             configuration = dict(c.get("configuration") or {})
             configuration.pop("scalar_map", None)
-            x = _codec(c["name"], configuration).decode_chunk(x, x.shape, dt)
+            x = make_codec(c["name"], configuration).decode_chunk(x, x.shape, dt)
         return number(x[0])
     except (ValueError, TypeError, KeyError):
         return None
@@ -216,7 +216,8 @@ def apply_codes(plan: ArrayPlan, location: Location, *, nan_code: CodeOption, fi
                 if zarray is not None else None
         else:
             view_meta = codes_metadata(plan.metadata, where, index)
-            view = View(location, plan.path, 3, {plan.key: _doc(view_meta)}) if view_meta is not None else None
+            view = (View(location, plan.path, 3, {plan.key: metadata_document(view_meta)})
+                    if view_meta is not None else None)
         if view is None:
             raise ToolError(f"array {plan.name}: its stored codes cannot be read apart from its "
                             f"other codecs here, so {option} cannot check that a code is free")
@@ -404,12 +405,12 @@ def prove_on_source(location: Location, report: MigrationReport, *, progress: bo
         if out.failed:
             raise ToolError(out.failed)
         if out.why is not None:
-            plans[path].rewrite = _rewrite_reason(plans[path], out.why)
+            plans[path].rewrite = rewrite_reason(plans[path], out.why)
     if need_writes:
         check_rewritable(location, report)
 
 
-def _rewrite_reason(plan: ArrayPlan, why: str) -> str:
+def rewrite_reason(plan: ArrayPlan, why: str) -> str:
     text = f"the new codecs do not read them as before {why}"
     if "out_of_range" in why or "outside" in why:
         text += (" (numcodecs wrapped values the stored type cannot hold, and these chunks rely "

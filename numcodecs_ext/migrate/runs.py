@@ -162,7 +162,7 @@ def values_in(sel: tuple[slice, ...]) -> int:
     return math.prod(s.stop - s.start for s in sel) if sel else 1
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
+def as_bits(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
@@ -195,7 +195,7 @@ def same_values(a: Any, b: Any) -> bool:
         return False
     if _variable(a):
         return bool(_equal_items(a, b).all())
-    return bool(np.array_equal(_bits(a), _bits(b)))
+    return bool(np.array_equal(as_bits(a), as_bits(b)))
 
 
 def differences(want: Any, got: Any) -> str:
@@ -209,7 +209,7 @@ def differences(want: Any, got: Any) -> str:
         differ = np.flatnonzero(~_equal_items(want, got))
     else:
         size = max(want.itemsize, 1)
-        differ = np.flatnonzero((_bits(want).reshape(-1, size) != _bits(got).reshape(-1, size)).any(axis=1))
+        differ = np.flatnonzero((as_bits(want).reshape(-1, size) != as_bits(got).reshape(-1, size)).any(axis=1))
     first = np.unravel_index(int(differ[0]), want.shape) if want.shape else ()
     where = "[" + ", ".join(str(int(i)) for i in first) + "]"
     return (f"{len(differ)} of {want.size} values differ, the first at {where}: "

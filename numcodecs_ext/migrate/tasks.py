@@ -257,7 +257,7 @@ class Outcome:
 def _unmapped(source: Any, target: Any, codes: Any, sel: tuple[slice, ...], mapped: tuple[int, ...]) -> int | None:
     """How many values of ``sel`` differ between source and target, if every one of them is
     stored as a code in ``mapped`` (None if some other value differs)."""
-    from .runs import _bits
+    from .runs import as_bits
 
     with quiet():
         want, got = np.asarray(source[sel]), np.asarray(target[sel])
@@ -265,7 +265,7 @@ def _unmapped(source: Any, target: Any, codes: Any, sel: tuple[slice, ...], mapp
     if want.shape != got.shape or want.dtype.kind in "OT" or stored.shape != want.shape:
         return None
     size = max(want.itemsize, 1)
-    differ = (_bits(want).reshape(-1, size) != _bits(got.astype(want.dtype)).reshape(-1, size)).any(axis=1)
+    differ = (as_bits(want).reshape(-1, size) != as_bits(got.astype(want.dtype)).reshape(-1, size)).any(axis=1)
     allowed = np.isin(stored.reshape(-1), np.array(mapped, dtype=stored.dtype))
     return int(differ.sum()) if not (differ & ~allowed).any() else None
 

@@ -25,7 +25,7 @@ from ..store.verifying import VerifyPlan, parse_verify
 from ..store.journal import MIGRATE_JOURNAL as JOURNAL, digest as plan_digest, is_journal_key, run_digest, source_stamps
 from .plan import ArrayPlan
 from .index import index_store, is_temporary
-from .prove import MigrationReport, _doc, _rewrite_reason, open_source, source_view, write_refused
+from .prove import MigrationReport, metadata_document, rewrite_reason, open_source, source_view, write_refused
 from .runs import MigrationJournal as Journal, View, chunk_coords, quiet, run_count, values_in
 from .tasks import Pair, Runner, WriteRun, chosen_for, compare_arrays, run_regions, write_run
 from .text import counted, error, region
@@ -54,8 +54,8 @@ def run_plan(report: MigrationReport, src: Location, *, rewrite_all: bool, verif
 
 
 def _documents(report: MigrationReport) -> dict[str, bytes]:
-    docs = {a.key: _doc(a.metadata) for a in report.arrays}
-    docs.update({g.key: _doc(g.metadata) for g in report.groups})
+    docs = {a.key: metadata_document(a.metadata) for a in report.arrays}
+    docs.update({g.key: metadata_document(g.metadata) for g in report.groups})
     return docs
 
 
@@ -318,7 +318,7 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict
         for (task, step, n), result in zip(batch, results):
             done.checked += result.checked
             if result.why is not None:
-                return _rewrite_reason(array, result.why)
+                return rewrite_reason(array, result.why)
             if mode == "keep":
                 sizes = {k: array.chunks[k] for k in task.copy}
                 report.bytes_copied += sum(sizes.values())
