@@ -126,12 +126,12 @@ def _raw_of(source: Any, engine: str, plan: GroupPlan, names: list[str]) -> dict
     import xarray as xr
 
     from .handles import open_source
-    from .verify import _open_quietly
+    from .verify import open_quietly
 
     out: dict[str, Raw] = {}
     target = source.target() if hasattr(source, "target") else source
     with NETCDF_LOCK:
-        ds = _open_quietly(open_source, target, engine, plan.group, chunks=None, mask_and_scale=False,
+        ds = open_quietly(open_source, target, engine, plan.group, chunks=None, mask_and_scale=False,
                            decode_times=False, decode_timedelta=False)
         try:
             for name in names:
@@ -140,7 +140,7 @@ def _raw_of(source: Any, engine: str, plan: GroupPlan, names: list[str]) -> dict
                 raw = Raw(var.dtype, tuple(var.dims), dict(var.attrs), dict(var.encoding))
                 if var.dtype.kind not in "biuf" or var.dtype.itemsize != written.dtype.itemsize:
                     continue
-                decoded = _open_quietly(xr.conventions.decode_cf_variable, name, var, decode_times=False,
+                decoded = open_quietly(xr.conventions.decode_cf_variable, name, var, decode_times=False,
                                         decode_timedelta=False)
                 if decoded.dtype == plan.variables[name].dtype and decoded.dims == var.dims:
                     out[name] = raw

@@ -63,7 +63,7 @@ def blocks(shape: tuple[int, ...], chunks: tuple[int, ...] | None, itemsize: int
         yield tuple(slice(g[i], min(g[i] + s, n)) for g, i, s, n in zip(grid, start, step, shape))
 
 
-def _open_quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
+def open_quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
     import xarray as xr
 
     with warnings.catch_warnings():  # xarray's notes on the file's CF attributes, as when opening it
@@ -120,12 +120,12 @@ def opened(src: Any, engine: str | None, store: Any, group: str | None, *,
     stack = ExitStack()  # what was opened is closed, whichever opening fails
     try:
         with NETCDF_LOCK:
-            source = stack.enter_context(closing(_open_quietly(open_source, target(), engine, group, chunks=None,
+            source = stack.enter_context(closing(open_quietly(open_source, target(), engine, group, chunks=None,
                                                                **decoding)))
-            raw = stack.enter_context(closing(_open_quietly(
+            raw = stack.enter_context(closing(open_quietly(
                 open_source, target(), engine, group, chunks=None, mask_and_scale=False, decode_times=False,
                 decode_timedelta=False)))
-            result = stack.enter_context(closing(_open_quietly(xr.open_zarr, store, group=group,
+            result = stack.enter_context(closing(open_quietly(xr.open_zarr, store, group=group,
                                                                consolidated=False, chunks=None, **decoding)))
         yield Sides(src, source, raw, result)
     finally:
