@@ -19,7 +19,7 @@ def consolidate(nodes: dict[str, dict[str, Any]], group: str) -> dict[str, Any]:
     import warnings
 
     import zarr
-    from zarr.core.buffer import default_buffer_prototype
+    from zarr.buffer import default_buffer_prototype
     from zarr.storage import MemoryStore
 
     prototype = default_buffer_prototype()

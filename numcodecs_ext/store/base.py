@@ -107,6 +107,8 @@ def run_sync(coro: Any) -> Any:
     """Run ``coro`` to its end from synchronous code, on zarr's event loop (the loop zarr's own
     synchronous API uses, so that a store bound to it keeps working)."""
     try:
+        # private: zarr has no public home for its event loop's runner; its synchronous API
+        # (zarr.api.synchronous) is built on this very function
         from zarr.core.sync import sync
     except ImportError:  # pragma: no cover - a zarr without it: a loop of our own
         import asyncio

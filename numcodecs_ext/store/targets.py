@@ -173,9 +173,7 @@ def split_store_path(target: Any) -> tuple[Any, str] | None:
     path it was opened on; opened with mode="r", its store is read-only, and so is the
     Location); None for anything else."""
     try:
-        from zarr import Array, Group
-        from zarr.core.array import AsyncArray
-        from zarr.core.group import AsyncGroup
+        from zarr import Array, AsyncArray, AsyncGroup, Group
         from zarr.storage import StorePath
     except ImportError:  # pragma: no cover - zarr is a dependency
         return None

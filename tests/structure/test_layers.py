@@ -165,21 +165,43 @@ def test_no_circles() -> None:
     assert not circles, f"modules that import each other in a loop: {circles}"
 
 
-def test_argparse_only_in_the_cli() -> None:
-    found = [f"{name}:{line}" for name in MODULES for target, line in _imports_any(name)
-             if target == "argparse" and _layer(name) not in ARGPARSE]
-    assert not found, f"argparse outside numcodecs_ext.cli: {found}"
+def _is_module(package: str, name: str) -> bool:
+    """Whether ``package.name`` is a module (Python, or compiled: ``core._kernels``)."""
+    folder = ROOT.joinpath(*package.split("."))
+    return f"{package}.{name}" in MODULES or (folder / f"{name}.c").exists()
 
 
-def _imports_any(name: str) -> list[tuple[str, int]]:
+#: the most lines a module may have: a module longer than this holds more than one concern
+MAX_LINES = 500
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_are_small(name: str) -> None:
+    lines = len(MODULES[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES}): split it by responsibility"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_name_is_borrowed(name: str) -> None:
+    """A name another module uses is public there: ``from .x import _y`` hides a dependency (a
+    module of the package, such as ``core._native``, may be private: it is a module, not a name)."""
     tree = ast.parse(MODULES[name].read_text())
-    out = []
+    here = name if _is_package(name) else name.rpartition(".")[0]
+    borrowed = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and not node.level:
-            out.append((node.module or "", node.lineno))
-    return out
+        if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("numcodecs_ext")):
+            continue
+        if node.level:
+            base = here.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            if private and not _is_module(target, alias.name):
+                borrowed.append(f"line {node.lineno}: {target}.{alias.name}")
+    assert not borrowed, f"{name} imports private names of other modules: {borrowed}"
 
 
 def test_the_graph_is_read() -> None:
