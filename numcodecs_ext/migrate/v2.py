@@ -41,7 +41,7 @@ __all__ = ["MigrateOptions", "MigrationReport", "finish_in_place", "migrate", "m
            "plan_migration", "plan_store", "verify"]
 
 
-def migrate(src: Any, dst: Any, options: MigrateOptions | None = None, **keywords: Any) -> MigrationReport:
+def migrate(src: Any, dst: Any = None, options: MigrateOptions | None = None, **keywords: Any) -> MigrationReport:
     """Migrate the zarr v2 store ``src`` to a new zarr v3 store at ``dst``.
 
     Parameters
@@ -64,6 +64,8 @@ def migrate(src: Any, dst: Any, options: MigrateOptions | None = None, **keyword
         An array that cannot be migrated, a source that cannot be read, a result that does not
         read as the source (nothing opens as complete at the destination).
     """
+    if {"in_place", "finish", "dry_run"} & set(keywords):
+        return _deprecated_form(src, dst, options, keywords)
     opts = MigrateOptions.make(options, **keywords)
     if dst is None:
         raise UsageError("dst=None: give the new store's place; migrate_in_place adds the v3 metadata "
@@ -137,6 +139,33 @@ def plan_migration(src: Any, dst: Any = None, options: MigrateOptions | None = N
         elif state.message:
             report.notes.append(state.message)
     return report
+
+
+def _deprecated_form(src: Any, dst: Any, options: MigrateOptions | None, keywords: dict[str, Any]) -> MigrationReport:
+    """numcodecs_ext 0.1's ``migrate(src, dst, in_place=, finish=, dry_run=)``, for one release:
+    each form is now a function of its own."""
+    import warnings
+
+    in_place, finish, dry_run = (bool(keywords.pop(k, False)) for k in ("in_place", "finish", "dry_run"))
+    if finish:
+        new = "finish_in_place(src)"
+    elif dry_run:
+        new = "plan_migration(src, dst)" if not in_place else "plan_migration(src, in_place=True)"
+    else:
+        new = "migrate_in_place(src)" if in_place else "migrate(src, dst)"
+    warnings.warn(f"migrate(in_place=, finish=, dry_run=) is deprecated and goes in the next release; "
+                  f"use {new}", DeprecationWarning, stacklevel=3)
+    if finish:
+        progress, storage_options = keywords.pop("progress", False), keywords.pop("storage_options", None)
+        if keywords.pop("verify", "full") not in ("full", None) or keywords or options is not None:
+            raise UsageError("finish removes the v2 metadata of a store migrated in place and takes no migration "
+                             "options (it proves every chunk)")
+        return finish_in_place(src, dry_run=dry_run, progress=progress, storage_options=storage_options)
+    if dry_run:
+        return plan_migration(src, None if in_place else dst, options, in_place=in_place, **keywords)
+    if in_place:
+        return migrate_in_place(src, options, **keywords)
+    return migrate(src, dst, options, **keywords)
 
 
 def _source(src: Any, opts: MigrateOptions) -> Location:
