@@ -33,7 +33,7 @@ LAYERS: dict[str, int] = {
     "core": 1,
     "codecs": 2,
     "zarr3": 3,
-    "": 4, "_registry": 4,  # the package itself (its __init__) and its registration
+    "": 4, "_registry": 4, "dtypes": 4,  # the package itself, its registration, 0.1 aliases
     "store": 5,
     "cf": 6, "migrate": 6,
     "tools": 7,
