@@ -14,30 +14,13 @@ import numpy as np
 from numcodecs.abc import Codec
 
 from ..core.dtypes import show
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
     "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only",
     "parse_decoded_dtype", "refusal", "refusing", "representable", "show", "typed",
 ]
-
-
-class ConfigurationError(ValueError):
-    """A codec configuration refused (at construction, or for the array or fill value it is
-    given): the message is ``codec '<name>': `` followed by :attr:`detail`, which names the key,
-    the value and what is valid."""
-
-    def __init__(self, codec: str, detail: str) -> None:
-        super().__init__(f"codec {show(codec)}: {detail}")
-        self.codec, self.detail = codec, detail
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.codec, self.detail)
-
-
-class ConfigurationTypeError(ConfigurationError, TypeError):
-    """A configuration value of the wrong type (a string where a number belongs ...): a
-    ValueError like every refusal, and a TypeError as Python and zarr raise for one."""
 
 
 def refusal(name: str, error: BaseException) -> ConfigurationError:

@@ -145,11 +145,24 @@ class _V3Common:
                 object.__setattr__(self, f.name, self._field_value(codec, f.name))
         # the numcodecs codec of this configuration (not a field: derived, never replaced)
         object.__setattr__(self, "_codec", codec)
+        # the core's plan of this configuration, which does the chunk work (derived likewise)
+        object.__setattr__(self, "_chunk_work", self._make_chunk_work())
 
     @property
     def codec(self) -> ExtCodec:
-        """The numcodecs codec of the same configuration (it does the chunk work)."""
+        """The numcodecs codec of the same configuration (its JSON and its parsing)."""
         return self._codec  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def chunk_work(self) -> Any:
+        """What does the chunk work: the core's plan of this configuration (``resolve_spec``,
+        ``check_fill``, ``encode_chunk`` / ``decode_chunk`` and their device variants)."""
+        return self._chunk_work  # type: ignore[attr-defined]
+
+    def _make_chunk_work(self) -> Any:
+        """The core's plan of this configuration (built from the fields). Codecs whose chunk
+        work has not moved to the core yet keep the numcodecs codec's (same method names)."""
+        return self.codec
 
     @staticmethod
     def _field_value(codec: ExtCodec, key: str) -> Any:
@@ -266,7 +279,7 @@ class _V3Common:
             shape, dtype, fill = last[1]
         else:
             shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
-        resolved = self.codec.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
+        resolved = self.chunk_work.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
         _creation.last = (array_spec, resolved)
         return tuple(shape), dtype
 
@@ -281,7 +294,7 @@ class _V3Common:
         # written, so it is checked there (_check_fill): an array another implementation wrote
         # with such a fill value still opens and reads, and none can be written.
         native = _native(chunk_spec)
-        shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
+        shape, dtype, fill = self.chunk_work.resolve_spec(  # type: ignore[attr-defined]
             chunk_spec.shape, native, chunk_spec.fill_value, strict=False
         )
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
@@ -294,7 +307,7 @@ class _V3Common:
         """Before a chunk is written: the fill value must go through this codec (the spec: an
         error otherwise), or unwritten parts of chunks would read back as another value (the
         numcodecs codec checks each fill value once)."""
-        self.codec.check_fill(  # type: ignore[attr-defined]
+        self.chunk_work.check_fill(  # type: ignore[attr-defined]
             tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
@@ -332,9 +345,9 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
     def _encode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         """Encode a non-numpy chunk (see the module docstring)."""
         xp = device.namespace(arr)
-        result = None if xp is None else self.codec.device_encode(xp, arr)
+        result = None if xp is None else self.chunk_work.device_encode(xp, arr)
         if result is None:  # no device kernel for this chunk: on the host, explicitly
-            result = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            result = self.chunk_work.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
             return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
@@ -342,19 +355,19 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         """Decode a non-numpy chunk (see the module docstring)."""
         shape, dtype = _shape_dtype(chunk_spec)
         xp = device.namespace(arr)
-        result = None if xp is None else self.codec.device_decode(xp, arr, shape, dtype)
+        result = None if xp is None else self.chunk_work.device_decode(xp, arr, shape, dtype)
         if result is None:
-            result = self.codec.decode_chunk(  # type: ignore[attr-defined]
+            result = self.chunk_work.decode_chunk(  # type: ignore[attr-defined]
                 chunk_array.as_numpy_array(), shape, dtype)
             return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _encode_array(self, arr: np.ndarray, chunk_spec: ArraySpec) -> Any:
-        encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
+        encoded = self.chunk_work.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(encoded)
 
     def _decode_array(self, arr: np.ndarray, chunk_spec: ArraySpec) -> Any:
-        decoded = self.codec.decode_chunk(arr, *_shape_dtype(chunk_spec))  # type: ignore[attr-defined]
+        decoded = self.chunk_work.decode_chunk(arr, *_shape_dtype(chunk_spec))  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
@@ -398,15 +411,15 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
         arr = chunk_array.as_ndarray_like()
         if not isinstance(arr, np.ndarray):  # on another device (see ArrayArrayV3)
             xp = device.namespace(arr)
-            packed = None if xp is None else self.codec.device_encode(xp, arr)
+            packed = None if xp is None else self.chunk_work.device_encode(xp, arr)
             if packed is not None:
                 return chunk_spec.prototype.buffer.from_array_like(packed)
             # no device kernel for this chunk: through the host, explicitly
-            encoded = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            encoded = self.chunk_work.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
             return chunk_spec.prototype.buffer.from_bytes(
                 encoded if not isinstance(encoded, np.ndarray)
                 else np.ascontiguousarray(encoded).reshape(-1).view(np.uint8))
-        encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
+        encoded = self.chunk_work.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.buffer.from_array_like(
             np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray)
             else encoded.reshape(-1).view(np.uint8)
@@ -418,10 +431,10 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
         on_device = not isinstance(data, np.ndarray)
         if on_device:
             xp = device.namespace(data)
-            values = None if xp is None else self.codec.device_decode(xp, data, shape, dtype)
+            values = None if xp is None else self.chunk_work.device_decode(xp, data, shape, dtype)
             if values is not None:
                 return chunk_spec.prototype.nd_buffer.from_ndarray_like(values)
-        decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
+        decoded = self.chunk_work.decode_chunk(  # type: ignore[attr-defined]
             chunk_bytes.as_numpy_array() if on_device else data, shape, dtype)
         if on_device:  # back to the device explicitly (zarr's GPU buffers copy a numpy array)
             return chunk_spec.prototype.nd_buffer.from_numpy_array(decoded)
