@@ -61,7 +61,7 @@ from zarr.core.array_spec import ArraySpec
 from ..codecs._base import ExtCodec, refusal, show
 from ..core import device
 
-__all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
+__all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "native_dtype", "zarr_dtype"]
 
 ADAPTER_PREFIX = "numcodecs."
 #: Chunks smaller than this are processed inline: a thread hop costs more than it can save.
@@ -91,13 +91,14 @@ _EVOLVES_WITH_ARRAY_SPEC = Version(zarr.__version__) < Version("3.2")
 _creation = threading.local()
 
 
-def _native(spec: ArraySpec) -> np.dtype:
+def native_dtype(spec: ArraySpec) -> np.dtype:
+    """The chunk spec's dtype as numpy's, in native byte order."""
     dtype = spec.dtype.to_native_dtype()
     return dtype if dtype.byteorder in "=|" else dtype.newbyteorder("=")
 
 
 def _shape_dtype(spec: ArraySpec) -> tuple[tuple[int, ...], np.dtype]:
-    return tuple(spec.shape), _native(spec)
+    return tuple(spec.shape), native_dtype(spec)
 
 
 def _device_array(buf: Any) -> Any:
@@ -278,7 +279,7 @@ class _V3Common:
         if last is not None and last[0] is array_spec:
             shape, dtype, fill = last[1]
         else:
-            shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
+            shape, dtype, fill = tuple(array_spec.shape), native_dtype(array_spec), array_spec.fill_value
         resolved = self.chunk_work.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
         _creation.last = (array_spec, resolved)
         return tuple(shape), dtype
@@ -293,7 +294,7 @@ class _V3Common:
         # value that the codec cannot carry (the spec: an error) only matters when chunks are
         # written, so it is checked there (_check_fill): an array another implementation wrote
         # with such a fill value still opens and reads, and none can be written.
-        native = _native(chunk_spec)
+        native = native_dtype(chunk_spec)
         shape, dtype, fill = self.chunk_work.resolve_spec(  # type: ignore[attr-defined]
             chunk_spec.shape, native, chunk_spec.fill_value, strict=False
         )
@@ -308,11 +309,11 @@ class _V3Common:
         error otherwise), or unwritten parts of chunks would read back as another value (the
         numcodecs codec checks each fill value once)."""
         self.chunk_work.check_fill(  # type: ignore[attr-defined]
-            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value)
+            tuple(chunk_spec.shape), native_dtype(chunk_spec), chunk_spec.fill_value)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         encoded = self.resolve_metadata(chunk_spec)
-        return input_byte_length // max(1, _native(chunk_spec).itemsize) * _native(encoded).itemsize
+        return input_byte_length // max(1, native_dtype(chunk_spec).itemsize) * native_dtype(encoded).itemsize
 
 
 class AdapterMixin:

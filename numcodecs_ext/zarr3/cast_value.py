@@ -27,7 +27,7 @@ from zarr.dtype import ZDType
 
 from ..codecs.cast_value import CastValue as _CastValue
 from ..core.dtypes import dtype_name
-from ._base import AdapterMixin, ArrayArrayV3, _native, zarr_dtype
+from ._base import AdapterMixin, ArrayArrayV3, native_dtype, zarr_dtype
 
 __all__ = ["CastValue", "NumcodecsCastValue"]
 
@@ -75,7 +75,7 @@ class _CastValueFields(ArrayArrayV3):
         return super()._codec_from_configuration(config)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: Any) -> int:
-        source = self.codec._source_for(_native(chunk_spec))  # type: ignore[attr-defined]
+        source = self.codec._source_for(native_dtype(chunk_spec))  # type: ignore[attr-defined]
         return input_byte_length // source.itemsize * self.codec.data_type.itemsize  # type: ignore[attr-defined]
 
 
