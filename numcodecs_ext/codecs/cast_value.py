@@ -10,8 +10,9 @@ import numpy as np
 from ..core import device
 from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, CastError, cast_array, is_exact_cast
 from ..core.cast_value import numeric_info, reserved_codes
-from ..core.dtypes import dtype_kind, dtype_name, is_nan, parse_dtype, scalar_text, v3_dtype_from_json
+from ..core.dtypes import dtype_kind, dtype_name, is_nan, scalar_text, v3_dtype_from_json
 from ..core.scalar_json import check_numeric_json, parameter_to_json
+from ..core.parameters import check_numeric_dtype
 from ..core.scalar_map import ExactBits, PreparedMap
 from ._base import ConfigurationError, ConfigurationTypeError, ExtCodec, check_keys, parse_decoded_dtype
 from ._base import refusing, representable, show
@@ -22,27 +23,6 @@ __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
 _SPEC_KEYS = ["data_type", "rounding", "out_of_range", "scalar_map"]
 #: entries a scalar_map may have per direction: preparing one costs ~45 us and ~2 KB per entry
 MAX_MAP_ENTRIES = 65536
-
-
-def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
-    """Parse ``value`` as a data type that is an integer or real float type, or raise
-    ValueError naming it (complex, bool, raw, string and variable-size types are refused)."""
-    try:
-        if not isinstance(value, (str, np.dtype, type)):
-            raise ValueError("not a data type name")
-        dt = parse_dtype(value)
-    except (ValueError, TypeError):
-        dt, reason = None, "not a supported data type"
-    else:
-        kind = dtype_kind(dt)
-        reason = f"a {kind} type"
-    if dt is None or kind not in ("int", "uint", "float"):
-        invalid = "Invalid target data type: " if key == "data_type" else ""
-        raise ConfigurationError(
-            codec_id, f"{invalid}{key}={show(value)} is {reason}; valid: integer and float types "
-            "(int2..uint64, float16/32/64, bfloat16, float8/6/4 types)"
-        )
-    return dt
 
 
 def json_scalar(value: Any, codec_id: str, key: str) -> Any:
