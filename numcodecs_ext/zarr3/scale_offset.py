@@ -39,7 +39,8 @@ class _ScaleOffsetFields(ArrayArrayV3):
     scale: Any
 
     def _make_chunk_work(self) -> ScaleOffsetChunks:
-        return ScaleOffsetChunks(self.offset, self.scale)
+        # (dtype: the numcodecs-only key a numcodecs.scale_offset configuration may carry)
+        return ScaleOffsetChunks(self.offset, self.scale, self.codec.dtype)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length  # same dtype, same shape

@@ -16,6 +16,7 @@ from numcodecs_ext.codecs.cast_value import CastValue
 from numcodecs_ext.codecs.scale_offset import ScaleOffset
 from numcodecs_ext.codecs.transpose import Transpose
 from numcodecs_ext.codecs.zfp import Zfp
+from numcodecs_ext.core.cast_value_chunks import CastValueChunks
 from numcodecs_ext.core.scale_offset_chunks import ScaleOffsetChunks
 from numcodecs_ext.core.transpose import TransposeChunks
 
@@ -41,7 +42,7 @@ def spy(monkeypatch):
             return method(self, *args, **kwargs)
         return run
 
-    for cls in (Transpose, TransposeChunks, Zfp, ScaleOffset, ScaleOffsetChunks, CastValue):
+    for cls in (Transpose, TransposeChunks, Zfp, ScaleOffset, ScaleOffsetChunks, CastValue, CastValueChunks):
         monkeypatch.setattr(cls, "encode_chunk", note(cls.encode_chunk))
         monkeypatch.setattr(cls, "decode_chunk", note(cls.decode_chunk))
     return names
