@@ -11,12 +11,14 @@ The shape is zarr-python's own (``zarr/codecs/transpose.py``): frozen dataclasse
 the configuration (``Zfp.mode``, ``ScaleOffset.offset`` ...) plus ``name``, the name written to
 ``zarr.json``; the keyword-only constructor parses and validates once (``parse_configuration``);
 ``validate`` / ``resolve_metadata`` at metadata time; ``_encode_single`` / ``_decode_single`` do the
-chunk work. That work, and the parsing, are the numcodecs layer's (``codec``: the numcodecs codec
-of the same configuration, built in the constructor and never changed), so a configuration means
-the same under zarr v2, v3 and numcodecs.
+chunk work. That work is the core's (``chunk_work``: one object per configuration, such as
+:class:`numcodecs_ext.core.transpose.TransposeChunks`, built from the fields in the constructor and
+never changed), which the numcodecs classes run too. The parsing and the JSON are the numcodecs
+layer's (``codec``: the numcodecs codec of the same configuration), so a configuration means the
+same under zarr v2, v3 and numcodecs.
 
 Unlike zarr's adapter, these classes carry the chunk spec through the codec: the dtype, shape and
-fill value that the next codec sees come from the codec's ``resolve_spec``. Chunks of 1 MiB and
+fill value that the next codec sees come from the chunk work's ``resolve_spec``. Chunks of 1 MiB and
 more are encoded on the thread pool zarr's own codecs use (``asyncio.to_thread``), so zarr
 encodes chunks in parallel wherever the core releases the GIL, with no threads beside zarr's.
 
@@ -26,7 +28,7 @@ issue 33, scale_offset + cast_value ran as one blocked pass, through an override
 what it gained end to end and docs/interop.md gives the figures.)
 
 Arrays of other libraries (zarr's GPU mode, ``zarr.config.enable_gpu()``, hands codecs cupy
-arrays): a codec whose numcodecs class has device kernels (``device_support = "device"``)
+arrays): a codec whose chunk work has device kernels (``device_encode`` / ``device_decode``)
 runs them on the array's own namespace (:mod:`numcodecs_ext.core.device`); where it has none,
 or a chunk needs the CPU path's judgement, the chunk goes to the host explicitly (the buffer's
 ``as_numpy_array``) and the result back through the prototype's ``from_numpy_array`` /
@@ -58,8 +60,10 @@ from zarr.dtype import data_type_registry
 # (zarr3/dtypes.py lists the names its data types need.)
 from zarr.core.array_spec import ArraySpec
 
-from ..codecs._base import ExtCodec, refusal, show
+from ..codecs._base import ExtCodec
 from ..core import device
+from ..core.dtypes import show
+from ..core.errors import refusal
 
 __all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "native_dtype", "zarr_dtype"]
 
@@ -161,9 +165,9 @@ class _V3Common:
         return self._chunk_work  # type: ignore[attr-defined]
 
     def _make_chunk_work(self) -> Any:
-        """The core's plan of this configuration (built from the fields). Codecs whose chunk
-        work has not moved to the core yet keep the numcodecs codec's (same method names)."""
-        return self.codec
+        """The core's chunk work of this configuration (``core.<codec>.<Codec>Chunks``), built
+        from the fields; every class defines it."""
+        raise NotImplementedError
 
     @staticmethod
     def _field_value(codec: ExtCodec, key: str) -> Any:
@@ -307,7 +311,7 @@ class _V3Common:
     def _check_fill(self, chunk_spec: ArraySpec) -> None:
         """Before a chunk is written: the fill value must go through this codec (the spec: an
         error otherwise), or unwritten parts of chunks would read back as another value (the
-        numcodecs codec checks each fill value once)."""
+        chunk work checks each fill value once)."""
         self.chunk_work.check_fill(  # type: ignore[attr-defined]
             tuple(chunk_spec.shape), native_dtype(chunk_spec), chunk_spec.fill_value)
 
@@ -341,7 +345,7 @@ class AdapterMixin:
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
 class ArrayArrayV3(_V3Common, ArrayArrayCodec):
-    """An array -> array codec; the numcodecs codec provides ``encode_chunk``/``decode_chunk``."""
+    """An array -> array codec; the chunk work provides ``encode_chunk``/``decode_chunk``."""
 
     def _encode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         """Encode a non-numpy chunk (see the module docstring)."""
