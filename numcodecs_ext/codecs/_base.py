@@ -278,6 +278,14 @@ class ExtCodec(Codec):
             self.codec_id, f"cannot encode without {' and '.join(missing)}: {why}; add {added}{alternative}"
         )
 
+    def _chunk_work_of(self, config: tuple[Any, ...], make: Callable[..., Any]) -> Any:
+        """The core's chunk work of this configuration, ``make(*config)``: kept while the
+        configuration stays ``config`` (it keeps what it works out per chunk layout)."""
+        kept = self.__dict__.get("_chunk_work")
+        if kept is None or kept[0] != config:
+            kept = self.__dict__["_chunk_work"] = (config, make(*config))
+        return kept[1]
+
     def _chunk_path(self, key: Hashable) -> Any:
         """The per-chunk function :meth:`_keep_chunk_path` kept for ``key``, or None (codecs work
         out such functions once per chunk layout: zarr passes chunk after chunk of one)."""

@@ -94,10 +94,7 @@ class BitRound(ExtCodec):
     @property
     def chunk_work(self) -> core.BitRoundChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.bitround.BitRoundChunks`)."""
-        work = self.__dict__.get("_chunk_work")
-        if work is None or work.keepbits != self.keepbits:
-            work = self.__dict__["_chunk_work"] = core.BitRoundChunks(self.keepbits)
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of((self.keepbits,), core.BitRoundChunks)  # type: ignore[no-any-return]
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:

@@ -182,12 +182,8 @@ class CastValue(ExtCodec):
     @property
     def chunk_work(self) -> CastValueChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.cast_value_chunks.CastValueChunks`)."""
-        work = self.__dict__.get("_chunk_work")
         config = (self.data_type, self.rounding, self.out_of_range, self.scalar_map, self.dtype)
-        if work is None or (work.data_type, work.rounding, work.out_of_range, work.scalar_map,
-                            work.dtype) != config:
-            work = self.__dict__["_chunk_work"] = CastValueChunks(*config)
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of(config, CastValueChunks)  # type: ignore[no-any-return]
 
     def _entries(self, source: np.dtype | None, direction: str) -> Any:
         """Decoded (key, value) pairs for ``direction`` and source dtype (validated once)."""

@@ -110,11 +110,8 @@ class PackBits(ExtCodec):
     @property
     def chunk_work(self) -> PackBitsChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.packbits_chunks.PackBitsChunks`)."""
-        work = self.__dict__.get("_chunk_work")
         config = (self.padding_encoding, self.first_bit, self.last_bit, self.bit_order)
-        if work is None or (work.padding_encoding, work.first_bit, work.last_bit, work.bit_order) != config:
-            work = self.__dict__["_chunk_work"] = PackBitsChunks(*config)
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of(config, PackBitsChunks)  # type: ignore[no-any-return]
 
     def _bits(self, dtype: np.dtype) -> tuple[int, int]:
         """first_bit and last_bit resolved for ``dtype`` (ValueError if out of its range)."""

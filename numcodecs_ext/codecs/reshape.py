@@ -83,10 +83,7 @@ class Reshape(ExtCodec):
     @property
     def chunk_work(self) -> core.ReshapeChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.reshape.ReshapeChunks`)."""
-        work = self.__dict__.get("_chunk_work")
-        if work is None or work.spec != self.spec:
-            work = self.__dict__["_chunk_work"] = core.ReshapeChunks(self.spec)
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of((self.spec,), core.ReshapeChunks)  # type: ignore[no-any-return]
 
     # --- configuration ------------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:

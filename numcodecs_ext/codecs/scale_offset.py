@@ -88,10 +88,7 @@ class ScaleOffset(ExtCodec):
     @property
     def chunk_work(self) -> ScaleOffsetChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.scale_offset_chunks.ScaleOffsetChunks`)."""
-        work = self.__dict__.get("_chunk_work")
-        if work is None or (work.offset, work.scale, work.dtype) != (self.offset, self.scale, self.dtype):
-            work = self.__dict__["_chunk_work"] = ScaleOffsetChunks(self.offset, self.scale, self.dtype)
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of((self.offset, self.scale, self.dtype), ScaleOffsetChunks)  # type: ignore[no-any-return]
 
     def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
         """offset and scale decoded for ``dtype`` and checked (kept per dtype)."""

@@ -196,10 +196,7 @@ class Transpose(ExtCodec):
     @property
     def chunk_work(self) -> TransposeChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.transpose.TransposeChunks`)."""
-        plan = self.__dict__.get("_chunk_work")
-        if plan is None or plan.order != self.order:
-            plan = self.__dict__["_chunk_work"] = TransposeChunks(self.order)
-        return plan  # type: ignore[no-any-return]
+        return self._chunk_work_of((self.order,), TransposeChunks)  # type: ignore[no-any-return]
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:

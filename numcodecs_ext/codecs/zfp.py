@@ -190,10 +190,7 @@ class Zfp(ExtCodec):
     @property
     def chunk_work(self) -> ZfpChunks:
         """The chunk work of this configuration (:class:`numcodecs_ext.core.zfp_chunks.ZfpChunks`)."""
-        work = self.__dict__.get("_chunk_work")
-        if work is None or work.spec != self._spec:
-            work = self.__dict__["_chunk_work"] = ZfpChunks(dict(self._spec))
-        return work  # type: ignore[no-any-return]
+        return self._chunk_work_of((dict(self._spec),), ZfpChunks)  # type: ignore[no-any-return]
 
     def resolve_spec(
         self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, strict: bool = True
