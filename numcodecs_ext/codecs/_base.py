@@ -2,68 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
 import math
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from numcodecs.abc import Codec
 
 from ..core.dtypes import show
+from ..core.errors import ConfigurationError, ConfigurationTypeError, refusal, refusing
+from ..core.parameters import representable
 from ._buffers import as_array, fortran_only, typed
 
 __all__ = [
     "ConfigurationError", "ConfigurationTypeError", "ExtCodec", "as_array", "check_keys", "fortran_only",
     "parse_decoded_dtype", "refusal", "refusing", "representable", "show", "typed",
 ]
-
-
-class ConfigurationError(ValueError):
-    """A codec configuration refused (at construction, or for the array or fill value it is
-    given): the message is ``codec '<name>': `` followed by :attr:`detail`, which names the key,
-    the value and what is valid."""
-
-    def __init__(self, codec: str, detail: str) -> None:
-        super().__init__(f"codec {show(codec)}: {detail}")
-        self.codec, self.detail = codec, detail
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.codec, self.detail)
-
-
-class ConfigurationTypeError(ConfigurationError, TypeError):
-    """A configuration value of the wrong type (a string where a number belongs ...): a
-    ValueError like every refusal, and a TypeError as Python and zarr raise for one."""
-
-
-def refusal(name: str, error: BaseException) -> ConfigurationError:
-    """The error a constructor raises for an invalid configuration: ``codec '<name>': ``
-    followed by what is wrong (the key, the value, what is valid; a refusal made for another
-    name keeps its detail); a ValueError always, and a TypeError too where ``error`` was one
-    (a value of the wrong type).
-
-    >>> str(refusal("zfp", TypeError("zfp mode 'fixed_rate': 'rate' must be a number, got '8'")))
-    "codec 'zfp': zfp mode 'fixed_rate': 'rate' must be a number, got '8'"
-    >>> str(refusal("numcodecs.zfp", ConfigurationError("zfp", "tolerance = -1.0 is out of range")))
-    "codec 'numcodecs.zfp': tolerance = -1.0 is out of range"
-    """
-    detail = error.detail if isinstance(error, ConfigurationError) else str(error)
-    kind = ConfigurationTypeError if isinstance(error, TypeError) else ConfigurationError
-    return kind(name, detail)
-
-
-@contextlib.contextmanager
-def refusing(codec_id: str) -> Iterator[None]:
-    """Turn a ValueError or TypeError of the block (a core check that names the key, the value
-    and what is valid) into the codec's refusal (:func:`refusal`)."""
-    try:
-        yield
-    except (ValueError, TypeError) as e:
-        raise refusal(codec_id, e) from None
 
 
 def _call_refusal(codec_id: str, init: Callable[..., None], args: tuple[Any, ...],
@@ -103,16 +60,6 @@ def check_keys(codec_id: str, config: dict[str, Any], valid: list[str], required
     if missing:
         raise ConfigurationError(codec_id, f"missing required configuration key(s) "
                                  f"{', '.join(map(repr, missing))}; valid keys are {', '.join(valid)}")
-
-
-def representable(data: Any, dtype: np.dtype, label: str, note: str = "") -> Any:
-    """``data`` (fill-value JSON) as a scalar of ``dtype``, or a ValueError that says
-    ``<label> <data> <note> is not representable in dtype <name>`` and why (zarr's wording)."""
-    from ..core.dtypes import dtype_name
-    from ..core.scalar_json import scalar_from_json
-
-    what = f"{label} {show(data)}{note} is not representable in dtype {dtype_name(dtype)}"
-    return scalar_from_json(data, dtype, what=what)
 
 
 def parse_decoded_dtype(value: Any, parse: Callable[[Any], np.dtype]) -> tuple[np.dtype, str]:
@@ -330,6 +277,14 @@ class ExtCodec(Codec):
         raise ConfigurationError(
             self.codec_id, f"cannot encode without {' and '.join(missing)}: {why}; add {added}{alternative}"
         )
+
+    def _chunk_work_of(self, config: tuple[Any, ...], make: Callable[..., Any]) -> Any:
+        """The core's chunk work of this configuration, ``make(*config)``: kept while the
+        configuration stays ``config`` (it keeps what it works out per chunk layout)."""
+        kept = self.__dict__.get("_chunk_work")
+        if kept is None or kept[0] != config:
+            kept = self.__dict__["_chunk_work"] = (config, make(*config))
+        return kept[1]
 
     def _chunk_path(self, key: Hashable) -> Any:
         """The per-chunk function :meth:`_keep_chunk_path` kept for ``key``, or None (codecs work

@@ -21,13 +21,13 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray_like
 
+from ..core.buffers import memory_flat, typed
 from ..core.dtypes import show
 
 __all__ = [
@@ -51,37 +51,9 @@ def as_array(buf: Any) -> np.ndarray:
     return np.asarray(ensure_contiguous_ndarray_like(buf))
 
 
-def typed(arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """``arr`` as ``dtype`` (and ``shape``).
-
-    An array of that dtype in any byte order is kept as it is (its values are right); anything
-    else is taken as raw bytes, in memory order, and reinterpreted.
-    """
-    if arr.dtype != dtype and arr.dtype.newbyteorder("=") != dtype.newbyteorder("="):
-        flat = memory_flat(arr)
-        flat = (np.ascontiguousarray(arr).reshape(-1) if flat is None else flat).view(np.uint8)
-        if flat.nbytes % dtype.itemsize:
-            raise ValueError(f"a buffer of {flat.nbytes} bytes does not hold whole {dtype} items")
-        arr = flat.view(dtype)
-    if shape is not None and arr.shape != tuple(shape):
-        if arr.size != math.prod(shape):
-            raise ValueError(f"{arr.size} items of {dtype} do not fill an array of shape {list(shape)}")
-        arr = arr.reshape(shape)
-    return arr
-
-
 def fortran_only(arr: np.ndarray) -> bool:
     """An array laid out in Fortran order and not also in C order (ndim >= 2)."""
     return arr.ndim >= 2 and arr.flags.f_contiguous and not arr.flags.c_contiguous
-
-
-def memory_flat(a: np.ndarray) -> np.ndarray | None:
-    """A 1-D view of a contiguous array's elements in memory order; None if not contiguous."""
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    if a.flags.f_contiguous:
-        return a.reshape(-1, order="F")
-    return None
 
 
 def writable_bytes(out: Any) -> np.ndarray:

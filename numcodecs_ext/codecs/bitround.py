@@ -14,9 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core import bitround as core
-from ..core import device
 from ..core.dtypes import parse_dtype
-from ..core.scalar_json import scalar_to_json
 from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, decode_elementwise, deliver, out_dtype, typed
 
@@ -36,14 +34,6 @@ def check_keepbits(value: Any) -> int:
             f"0 to {_MAX_KEEPBITS} (the significant bits kept; see docs/codecs/bitround.md)"
         )
     return int(value)
-
-
-def _show(value: Any, dtype: np.dtype) -> Any:
-    """A scalar as fill-value JSON (datetimes as numpy prints them)."""
-    try:
-        return scalar_to_json(value, dtype)
-    except ValueError:
-        return str(value)
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
@@ -100,54 +90,31 @@ class BitRound(ExtCodec):
         check_keys("bitround", dict(configuration), ["keepbits"], required=("keepbits",))
         return cls(keepbits=configuration["keepbits"])
 
-    def _plan(self, dtype: np.dtype) -> core.BitroundPlan:
-        try:
-            return core.plan(dtype)
-        except TypeError as e:
-            raise ConfigurationError(self.codec_id, str(e)) from None
+    # --- chunk work: the core's of this configuration -----------------------------------------
+    @property
+    def chunk_work(self) -> core.BitRoundChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.bitround.BitRoundChunks`)."""
+        return self._chunk_work_of((self.keepbits,), core.BitRoundChunks)  # type: ignore[no-any-return]
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """Same shape and dtype; the fill value rounded like the data (as zarrs does).
-
-        To write chunks (``strict``), the fill value must come through unchanged: otherwise the
-        unwritten part of a partly written chunk would read back as the rounded value while
-        missing chunks read as the fill value itself.
-        """
-        dt = self._plan(dtype).dtype
-        if fill_value is None:
-            return tuple(shape), dt, None
-        fill = np.array(fill_value, dtype=dt)
-        rounded = core.bitround(fill, self.keepbits)
-        if strict and rounded.tobytes() != fill.tobytes():
-            before, after = _show(fill[()], dt), _show(rounded[()], dt)
-            raise ConfigurationError(
-                "bitround", f"the array's fill value {show(before)} does not survive rounding to "
-                f"keepbits={self.keepbits} (it becomes {show(after)}, which unwritten parts of chunks would "
-                f"read as); use a fill value such as {show(after)}"
-            )
-        return tuple(shape), dt, rounded[()]
+        """Same shape and dtype; the fill value rounded like the data (see
+        :meth:`numcodecs_ext.core.bitround.BitRoundChunks.resolve_spec`)."""
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        arr = np.asarray(arr)
-        self._plan(arr.dtype)
-        return core.bitround(arr, self.keepbits)
+        return self.chunk_work.encode_chunk(arr)
 
     device_support = "device"
 
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        dt = device.numpy_dtype(xp, arr.dtype)
-        if dt is None:
-            return None
-        p = self._plan(dt)
-        return device.bitround(xp, arr, dt, self.keepbits, p.mantissa, p.precision)
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        ok = device.numpy_dtype(xp, arr.dtype) == dtype and tuple(arr.shape) == tuple(shape)
-        return arr if ok else None  # decoding is the identity
+        return self.chunk_work.device_decode(xp, arr, shape, dtype)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return typed(np.asarray(arr), np.dtype(dtype), tuple(shape))
+        return self.chunk_work.decode_chunk(arr, shape, dtype)
 
     # --- numcodecs API (element-wise: the memory layout is kept) -----------------------------
     def encode(self, buf: Any) -> np.ndarray:

@@ -7,14 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core import device
-from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES, CastError, cast_array, is_exact_cast
-from ..core.cast_value import numeric_info, reserved_codes
-from ..core.dtypes import dtype_kind, dtype_name, is_nan, parse_dtype, scalar_text, v3_dtype_from_json
-from ..core.scalar_json import check_numeric_json, parameter_to_json
-from ..core.scalar_map import ExactBits, PreparedMap
+from ..core.cast_value import OUT_OF_RANGE_MODES, ROUNDING_MODES
+from ..core.dtypes import dtype_kind, dtype_name, v3_dtype_from_json
+from ..core.scalar_json import parameter_to_json
+from ..core.cast_value_chunks import CastValueChunks
+from ..core.parameters import check_numeric_dtype
 from ._base import ConfigurationError, ConfigurationTypeError, ExtCodec, check_keys, parse_decoded_dtype
-from ._base import refusing, representable, show
+from ._base import refusing, show
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
 
 __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
@@ -22,27 +21,6 @@ __all__ = ["CastValue", "check_numeric_dtype", "json_scalar"]
 _SPEC_KEYS = ["data_type", "rounding", "out_of_range", "scalar_map"]
 #: entries a scalar_map may have per direction: preparing one costs ~45 us and ~2 KB per entry
 MAX_MAP_ENTRIES = 65536
-
-
-def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
-    """Parse ``value`` as a data type that is an integer or real float type, or raise
-    ValueError naming it (complex, bool, raw, string and variable-size types are refused)."""
-    try:
-        if not isinstance(value, (str, np.dtype, type)):
-            raise ValueError("not a data type name")
-        dt = parse_dtype(value)
-    except (ValueError, TypeError):
-        dt, reason = None, "not a supported data type"
-    else:
-        kind = dtype_kind(dt)
-        reason = f"a {kind} type"
-    if dt is None or kind not in ("int", "uint", "float"):
-        invalid = "Invalid target data type: " if key == "data_type" else ""
-        raise ConfigurationError(
-            codec_id, f"{invalid}{key}={show(value)} is {reason}; valid: integer and float types "
-            "(int2..uint64, float16/32/64, bfloat16, float8/6/4 types)"
-        )
-    return dt
 
 
 def json_scalar(value: Any, codec_id: str, key: str) -> Any:
@@ -95,17 +73,6 @@ def _parse_scalar_map(value: Any) -> dict[str, list[list[Any]]] | None:
                            json_scalar(entry[1], "cast_value", key)])
         out[direction] = parsed
     return out
-
-
-def _map_scalar(data: Any, dtype: np.dtype, direction: str, role: str, i: int) -> Any:
-    """One scalar_map key or value decoded for its dtype, or a ValueError naming it. A NaN key
-    written as hex matches exactly that bit pattern (:class:`~..core.scalar_map.ExactBits`)."""
-    with refusing("cast_value"):
-        scalar = representable(data, dtype, f"scalar_map {direction} {role}", f" (entry {i})")
-    if role == "key" and isinstance(data, str) and data.startswith("0x") and \
-            dtype_kind(dtype) == "float" and is_nan(scalar):
-        return ExactBits(scalar)
-    return scalar
 
 
 class CastValue(ExtCodec):
@@ -180,7 +147,6 @@ class CastValue(ExtCodec):
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(
                 dtype, lambda v: check_numeric_dtype(self.codec_id, "dtype", v))
-        self._maps: dict[tuple[np.dtype, str], list[tuple[Any, Any]]] = {}
         # the target side of every entry is known now; the source side when the source is
         self._entries(None, "encode")
         self._entries(None, "decode")
@@ -212,132 +178,52 @@ class CastValue(ExtCodec):
             config["data_type"] = v3_dtype_from_json(config["data_type"], what="data_type")
         return cls(**config)
 
-    # --- scalar map -----------------------------------------------------------------------------
+    # --- chunk work: the core's of this configuration -----------------------------------------
+    @property
+    def chunk_work(self) -> CastValueChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.cast_value_chunks.CastValueChunks`)."""
+        config = (self.data_type, self.rounding, self.out_of_range, self.scalar_map, self.dtype)
+        return self._chunk_work_of(config, CastValueChunks)  # type: ignore[no-any-return]
+
     def _entries(self, source: np.dtype | None, direction: str) -> Any:
         """Decoded (key, value) pairs for ``direction`` and source dtype (validated once)."""
-        cache_key = (source, direction)
-        if cache_key in self._maps:
-            return self._maps[cache_key]
-        raw = (self.scalar_map or {}).get(direction, [])
-        entries = []
-        for i, (k, v) in enumerate(raw):
-            where = f"scalar_map[{show(direction)}][{i}]"
-            kdt, vdt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
-            with refusing(self.codec_id):
-                if kdt is None:  # the source dtype is not known yet: check what can be checked
-                    check_numeric_json(k, what=f"{where} input")
-                if vdt is None:
-                    check_numeric_json(v, what=f"{where} output")
-            key = _map_scalar(k, kdt, direction, "key", i) if kdt is not None else None
-            val = _map_scalar(v, vdt, direction, "value", i) if vdt is not None else None
-            entries.append((key, val))
-        if source is not None:  # prepared once for every call (a lookup table for large maps)
-            src, tgt = (source, self.data_type) if direction == "encode" else (self.data_type, source)
-            # codes the decode map reads as something else: an unmapped value must not become one
-            reserved = reserved_codes(self._entries(source, "decode"), tgt, src, self.rounding,
-                                      self._mode(source, "decode")) if direction == "encode" else ()
-            entries = PreparedMap(entries, src, tgt, reserved)
-        self._maps[cache_key] = entries
-        return entries
-
-    # --- the codec ------------------------------------------------------------------------------
-    def _source_for(self, dtype: np.dtype) -> np.dtype:
-        dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
-        if self.dtype is not None and dt != self.dtype:
-            raise ConfigurationError(
-                "cast_value", f"configured dtype={show(dtype_name(self.dtype))} but the array "
-                f"is {show(dtype_name(dt))}"
-            )
-        return dt
+        return self.chunk_work.entries(source, direction)
 
     def cast_arguments(self, dtype: np.dtype, direction: str) -> dict[str, Any]:
         """:func:`~numcodecs_ext.core.cast_value.cast_array` arguments (``dtype`` included) for
         an array of ``dtype`` (the codec's input) in ``direction`` ("encode" or "decode")."""
-        src = self._source_for(dtype)
-        return {"dtype": self.data_type if direction == "encode" else src,
-                "rounding": self.rounding, "out_of_range": self._mode(src, direction),
-                "scalar_map": self._entries(src, direction)}
-
-    def _mode(self, src: np.dtype, direction: str) -> str | None:
-        if direction == "decode" and self.out_of_range == "wrap" and dtype_kind(src) == "float":
-            return None  # wrap only applies to integer outputs; to a float, out-of-range errors
-        return self.out_of_range
-
-    def _encode_array(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        return cast_array(arr, **self.cast_arguments(arr.dtype, "encode"), out=out)
+        return self.chunk_work.cast_arguments(dtype, direction)
 
     def _decode_array(self, arr: np.ndarray, dtype: np.dtype,
                       out: np.ndarray | None = None) -> np.ndarray:
-        return cast_array(arr, **self.cast_arguments(dtype, "decode"), out=out)
+        return self.chunk_work.decode_array(arr, dtype, out)
 
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """The encoded chunk spec; the fill value must survive encode then decode unchanged.
-
-        ``fill_value=None`` resolves only the shape and dtype. With ``strict=False`` (reading an
-        array, which never encodes the fill value) a fill value that does not survive is not an
-        error: it resolves to its encoding where there is one, else None.
-        """
-        src = self._source_for(dtype)
-        self._entries(src, "encode")  # the map's errors first, in their own words
-        self._entries(src, "decode")
-        if fill_value is None:
-            return shape, self.data_type, None
-        fill = np.array(fill_value, dtype=src) if not isinstance(fill_value, np.ndarray) else (
-            fill_value.astype(src))
-        enc = None
-        try:
-            enc = self._encode_array(fill)
-            dec = self._decode_array(enc, src)
-        except ValueError as e:
-            if not strict:
-                return shape, self.data_type, None if enc is None else enc[()]
-            option = "--nan-code" if is_nan(fill[()]) else "--fill-code"
-            raise ConfigurationError(
-                "cast_value", f"the fill value {scalar_text(fill[()], src)} cannot be cast to "
-                f"{dtype_name(self.data_type)} and back: {e.reason if isinstance(e, CastError) else e}; "
-                f"fix: `numcodecs-ext normalize STORE {option} auto`"
-            ) from None
-        same = bool(dec == fill) or (is_nan(dec) and is_nan(fill))
-        if not same and strict:
-            raise ConfigurationError(
-                "cast_value", f"the fill value {scalar_text(fill[()], src)} does not survive the round "
-                f"trip ({dtype_name(src)} -> {scalar_text(enc[()], self.data_type)} -> "
-                f"{scalar_text(dec[()], src)}); use one the target holds, or map it both ways in scalar_map"
-            )
-        return shape, self.data_type, enc[()]
+        """The encoded chunk spec; the fill value must survive encode then decode unchanged
+        (see :meth:`numcodecs_ext.core.cast_value_chunks.CastValueChunks.resolve_spec`)."""
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        return self._encode_array(np.asarray(arr))
+        return self.chunk_work.encode_chunk(arr)
 
     device_support = "device"
 
-    def _device(self, xp: Any, arr: Any, dtype: np.dtype, direction: str) -> Any:
-        args = self.cast_arguments(dtype, direction)
-        src = dtype if direction == "encode" else self.data_type
-        tgt = args.pop("dtype")
-        exact = is_exact_cast(numeric_info(src), numeric_info(tgt))
-        return device.cast(xp, arr, src, tgt, exact=exact, **args)
-
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        dt = device.numpy_dtype(xp, arr.dtype)
-        return None if dt is None else self._device(xp, arr, dt, "encode")
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        if device.numpy_dtype(xp, arr.dtype) != self.data_type or tuple(arr.shape) != tuple(shape):
-            return None
-        return self._device(xp, arr, np.dtype(dtype), "decode")
+        return self.chunk_work.device_decode(xp, arr, shape, dtype)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        enc = typed(np.asarray(arr), self.data_type).reshape(shape)
-        return self._decode_array(enc, np.dtype(dtype))
+        return self.chunk_work.decode_chunk(arr, shape, dtype)
 
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:
         arr = self._encode_input(buf)
         self._require_for_decode(arr, ("dtype",), "decoding needs the array's dtype")
         self._check_encode_input(arr)
-        return self._encode_array(arr.T).T if fortran_only(arr) else self._encode_array(arr)
+        return self.chunk_work.encode_array(arr.T).T if fortran_only(arr) else self.chunk_work.encode_array(arr)
 
     def decode(self, buf: Any, out: Any = None) -> Any:
         enc = typed(as_array(buf), self.data_type)

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import device
 from ..core import packbits as core
-from ..core.dtypes import dtype_name, parse_dtype
+from ..core.dtypes import parse_dtype
+from ..core.packbits_chunks import PackBitsChunks
 from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype
 
@@ -37,13 +37,6 @@ def _check_bit(key: str, value: Any) -> int | None:
         raise ConfigurationError("packbits", f"{key}={show(value)} is not valid; {key} must be null or "
                          "a bit index from 0 (the least significant bit) to 63")
     return int(value)
-
-
-def _name(dtype: np.dtype) -> str:
-    try:
-        return dtype_name(dtype)
-    except ValueError:
-        return str(dtype)
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
@@ -114,17 +107,18 @@ class PackBits(ExtCodec):
             shape = tuple(int(s) for s in shape)
         self.shape = shape
 
+    @property
+    def chunk_work(self) -> PackBitsChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.packbits_chunks.PackBitsChunks`)."""
+        config = (self.padding_encoding, self.first_bit, self.last_bit, self.bit_order)
+        return self._chunk_work_of(config, PackBitsChunks)  # type: ignore[no-any-return]
+
     def _bits(self, dtype: np.dtype) -> tuple[int, int]:
         """first_bit and last_bit resolved for ``dtype`` (ValueError if out of its range)."""
-        try:
-            return core.check_bits(dtype, self.first_bit, self.last_bit)
-        except TypeError as e:
-            raise ValueError(str(e)) from None
+        return self.chunk_work.bits(dtype)
 
     def _kw(self, dtype: np.dtype) -> dict[str, Any]:
-        first, last = self._bits(dtype)
-        return {"first_bit": first, "last_bit": last, "padding_encoding": self.padding_encoding,
-                "bit_order": self.bit_order}
+        return self.chunk_work.pack_keywords(dtype)
 
     # --- configuration ------------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:
@@ -163,70 +157,25 @@ class PackBits(ExtCodec):
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
         """Check the bit range against the dtype (and, to write, the fill value); nothing
         changes."""
-        dt = np.dtype(dtype)
-        self._bits(dt)
-        if strict and fill_value is not None:
-            self._check_fill_survives(np.array(fill_value, dtype=dt))
-        return tuple(shape), dt, fill_value
-
-    def _check_fill_survives(self, fill: np.ndarray) -> None:
-        """The fill value must decode to itself (the spec: an error otherwise), or unwritten parts
-        of chunks would read back as another value. Unlike data, whose bits below ``first_bit``
-        are dropped by design, a fill value that has such bits set is refused."""
-        self._check_fits(fill, "the array's fill value")
-        back = self.decode_chunk(self.encode_chunk(fill.reshape(1)), (1,), fill.dtype)
-        if back.tobytes() != fill.reshape(1).tobytes():
-            first, last = self._bits(fill.dtype.newbyteorder("="))
-            raise ConfigurationError(
-                "packbits", f"the array's fill value {show(fill.item())} has bits set below "
-                f"first_bit={first}, which packbits drops (it would read back as "
-                f"{show(back[0].item())}); use e.g. {show(back[0].item())}, or lower first_bit"
-            )
-
-    def _check_fits(self, arr: np.ndarray, what: str = "value") -> None:
-        """Refuse values the stored bits cannot hold: the spec drops their other bits, which
-        would silently give another value back."""
-        bad = core.first_unrepresentable(arr, self.first_bit, self.last_bit)
-        if bad is not None:
-            first, last = self._bits(arr.dtype.newbyteorder("="))
-            raise ConfigurationError(
-                "packbits", f"{what} {show(bad[0])} does not fit in bits {first}..{last} of "
-                f"{_name(arr.dtype)} (it would decode as {show(bad[1])}); widen last_bit, or bring the "
-                "values into range (scale_offset, cast_value)"
-            )
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encoded_size(self, shape: Sequence[int], dtype: np.dtype) -> int:
         """The length in bytes of an encoded chunk."""
-        return core.packed_size(math.prod(shape), dtype, **{
-            k: v for k, v in self._kw(dtype).items() if k != "bit_order"})
+        return self.chunk_work.encoded_size(shape, dtype)
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        arr = np.asarray(arr)
-        kw = self._kw(arr.dtype.newbyteorder("="))
-        self._check_fits(arr)
-        return core.pack(arr, **kw)
+        return self.chunk_work.encode_chunk(arr)
 
     device_support = "device"
 
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        dt = device.numpy_dtype(xp, arr.dtype)
-        if dt is None or self.bit_order != "little":
-            return None
-        kw = self._kw(dt)
-        return device.pack(xp, arr, dt, kw["first_bit"], kw["last_bit"], self.padding_encoding)
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        dt = np.dtype(dtype)
-        if self.bit_order != "little":
-            return None
-        kw = self._kw(dt)
-        values = device.unpack(xp, data, dt, math.prod(shape), kw["first_bit"], kw["last_bit"],
-                               self.padding_encoding)
-        return None if values is None else device.reshape(xp, values, shape)
+        return self.chunk_work.device_decode(xp, data, shape, dtype)
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        dt = np.dtype(dtype)
-        return core.unpack(as_array(buf), dt, math.prod(shape), **self._kw(dt)).reshape(shape)
+        return self.chunk_work.decode_chunk(as_array(buf), shape, dtype)
 
     # --- numcodecs API ------------------------------------------------------------------------
     def _count_known(self, dtype: np.dtype) -> bool:

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from ..core import device
 from ..core import reshape as core
 from ..core.dtypes import parse_dtype
 from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, refusing, show
@@ -79,17 +78,12 @@ class Reshape(ExtCodec):
 
     def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
         """The encoded shape of chunks of ``input_shape`` (ValueError where the spec says so)."""
-        key = tuple(input_shape)
-        shapes = self.__dict__.setdefault("_shapes", {})  # (chunks of an array share a shape)
-        shape = shapes.get(key)
-        if shape is None:
-            try:
-                shape = core.output_shape(self.spec, key)
-            except ValueError as e:  # (a ValueError, as zarr's validate() raises)
-                raise ValueError(f"codec {self.codec_id!r}: {e}") from None
-            if len(shapes) < 64:
-                shapes[key] = shape
-        return shape
+        return self.chunk_work.output_shape(input_shape)
+
+    @property
+    def chunk_work(self) -> core.ReshapeChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.reshape.ReshapeChunks`)."""
+        return self._chunk_work_of((self.spec,), core.ReshapeChunks)  # type: ignore[no-any-return]
 
     # --- configuration ------------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:
@@ -111,39 +105,22 @@ class Reshape(ExtCodec):
     # --- zarr v3 ------------------------------------------------------------------------------
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """The output shape; with ``strict=False`` a shape the configuration does not fit gives a
-        stand-in of the right dimensionality instead of an error.
-
-        zarr also resolves chains with the whole array's shape (when it parses metadata), which
-        an explicit size need not fit; the chunks are checked where zarr shows their shape
-        (``validate``) and whenever one is encoded or decoded.
-        """
-        try:
-            return self.output_shape(shape), np.dtype(dtype), fill_value
-        except ValueError:
-            if strict:
-                raise
-        stand_in = tuple(
-            (math.prod(shape[d] for d in e) if all(d < len(shape) for d in e) else 1)
-            if isinstance(e, tuple) else max(e, 1) for e in self.spec)
-        return stand_in, np.dtype(dtype), fill_value
+        """The output shape (see :meth:`numcodecs_ext.core.reshape.ReshapeChunks.resolve_spec`)."""
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        arr = np.asarray(arr)
-        return core.reshape(arr, self.output_shape(arr.shape))
+        return self.chunk_work.encode_chunk(arr)
 
     device_support = "device"
 
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        return device.reshape(xp, arr, self.output_shape(arr.shape))
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        if device.numpy_dtype(xp, arr.dtype) != dtype:
-            return None
-        return device.reshape(xp, arr, shape)
+        return self.chunk_work.device_decode(xp, arr, shape, dtype)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return core.reshape(typed(np.asarray(arr), np.dtype(dtype)), shape)
+        return self.chunk_work.decode_chunk(arr, shape, dtype)
 
     # --- numcodecs API ------------------------------------------------------------------------
     def encode(self, buf: Any) -> np.ndarray:

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core import device
 from ..core import scale_offset as core
-from ..core.dtypes import dtype_name
+from ..core.parameters import check_numeric_dtype
 from ..core.scalar_json import check_numeric_json
-from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, refusing, representable, show
+from ..core.scale_offset_chunks import ScaleOffsetChunks
+from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, refusing, show
 from ._buffers import as_array, decode_elementwise, fortran_only, out_dtype, typed
-from .cast_value import check_numeric_dtype, json_scalar
+from .cast_value import json_scalar
 
 __all__ = ["ScaleOffset"]
 
@@ -71,7 +71,6 @@ class ScaleOffset(ExtCodec):
         if dtype is not None:
             self.dtype, self._dtype_order = parse_decoded_dtype(
                 dtype, lambda v: check_numeric_dtype(self.codec_id, "dtype", v))
-        self._params: dict[np.dtype, tuple[Any, Any]] = {}
         if self.dtype is not None:
             self._parameters(self.dtype)
         else:  # what can be checked without a dtype: finite for every dtype, scale non-zero
@@ -86,27 +85,14 @@ class ScaleOffset(ExtCodec):
                     "scale_offset", f"scale={show(self.scale)} is not valid; scale must be non-zero"
                 )
 
-    def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
-        """offset and scale decoded for ``dtype`` and checked (cached per dtype)."""
-        params = self._params.get(dtype)
-        if params is None:
-            dt = check_numeric_dtype(self.codec_id, "array dtype", dtype)
-            if self.dtype is not None and dt != self.dtype:
-                raise ConfigurationError(
-                    "scale_offset", f"configured dtype={show(dtype_name(self.dtype))} but the "
-                    f"array is {show(dtype_name(dt))}"
-                )
-            off, sc = (self._parameter(key, dt) for key in ("offset", "scale"))
-            try:
-                core.check_parameters(dt, off, sc)
-            except ValueError as e:
-                raise ConfigurationError("scale_offset", f"{e}") from None
-            params = self._params[dt] = (off, sc)
-        return params
+    @property
+    def chunk_work(self) -> ScaleOffsetChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.scale_offset_chunks.ScaleOffsetChunks`)."""
+        return self._chunk_work_of((self.offset, self.scale, self.dtype), ScaleOffsetChunks)  # type: ignore[no-any-return]
 
-    def _parameter(self, key: str, dt: np.dtype) -> Any:
-        with refusing(self.codec_id):
-            return representable(getattr(self, key), dt, f"{key} value")
+    def _parameters(self, dtype: np.dtype) -> tuple[Any, Any]:
+        """offset and scale decoded for ``dtype`` and checked (kept per dtype)."""
+        return self.chunk_work.parameters(dtype)
 
     # --- configuration ----------------------------------------------------------------------
     def v3_configuration(self) -> dict[str, Any]:
@@ -127,63 +113,23 @@ class ScaleOffset(ExtCodec):
     # --- the codec ------------------------------------------------------------------------------
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
-        """Same shape and dtype; the fill value goes through the encoding (None: not checked).
-
-        A fill value that cannot be encoded is an error, or with ``strict=False`` (reading an
-        array) resolves to None, since reading never encodes it.
-        """
-        dt = np.dtype(dtype)
-        off, sc = self._parameters(dt)
-        if fill_value is None:
-            return shape, dt, None
-        fill = np.array(fill_value, dtype=dt)
-        try:
-            enc = core.encode(fill, off, sc)
-        except ValueError as e:
-            if not strict:
-                return shape, dt, None
-            raise ConfigurationError(
-                "scale_offset", f"the array's fill value {show(fill[()])} cannot be encoded "
-                f"({e}); choose one inside the encodable range"
-            ) from None
-        return shape, dt, enc[()]
+        """Same shape and dtype; the fill value goes through the encoding (see
+        :meth:`numcodecs_ext.core.scale_offset_chunks.ScaleOffsetChunks.resolve_spec`)."""
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        arr = np.asarray(arr)
-        off, sc = self._parameters(arr.dtype.newbyteorder("="))
-        return core.encode(arr, off, sc)
+        return self.chunk_work.encode_chunk(arr)
 
     device_support = "device"
 
-    def _device(self, xp: Any, arr: Any, dtype: np.dtype | None, direction: str) -> Any:
-        dt = device.numpy_dtype(xp, arr.dtype)
-        if dt is None or (dtype is not None and dt != dtype):
-            return None
-        off, sc = self._parameters(dt)
-        kernel_off, kernel_sc = core.checked_parameters(dt, off, sc)
-        bounds = core.integer_bounds(dt, kernel_off, kernel_sc, direction)
-        return device.scale_offset(xp, arr, dt, kernel_off, kernel_sc, direction, bounds)
-
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        return self._device(xp, arr, None, "encode")
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        if tuple(arr.shape) != tuple(shape):
-            return None
-        return self._device(xp, arr, np.dtype(dtype), "decode")
+        return self.chunk_work.device_decode(xp, arr, shape, dtype)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        dt = np.dtype(dtype)
-        off, sc = self._parameters(dt)
-        src = typed(np.asarray(arr), dt)
-        if src.shape != tuple(shape):
-            src = src.reshape(shape)
-        # In zarr's decode chain an array that owns its writeable memory is a temporary made by
-        # the codec after us: store bytes reach codecs only as views (which own nothing), even
-        # where the store keeps them in a numpy array. Decode such a temporary in place.
-        reuse = (src.flags.owndata and src.flags.writeable and src.flags.c_contiguous
-                 and src.dtype.isnative)
-        return core.decode(src, off, sc, out=src if reuse else None)
+        return self.chunk_work.decode_chunk(arr, shape, dtype)
 
     # numcodecs API (element-wise: a Fortran-ordered array gives a Fortran-ordered result)
     def encode(self, buf: Any) -> np.ndarray:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..core import _native, device
-from ..core.transpose import chunk_transposer, inverse_order, normalize_order, small, transpose
+from ..core.transpose import TransposeChunks, inverse_order, transpose
 from ..core.dtypes import parse_dtype
 from ._base import ConfigurationError, ExtCodec, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype, typed
@@ -100,15 +99,7 @@ class Transpose(ExtCodec):
 
     def permutation(self, ndim: int) -> tuple[int, ...]:
         """The explicit permutation for an array of ``ndim`` dimensions."""
-        order = self.order
-        if isinstance(order, str):
-            return normalize_order(order, ndim)
-        if len(order) != ndim:
-            raise ConfigurationError(
-                "transpose", f"order={list(order)} has {len(order)} entries but the "
-                f"array has {ndim} dimensions"
-            )
-        return order
+        return self.chunk_work.permutation(ndim)
 
     def _items(self, arr: np.ndarray, shape: tuple[int, ...]) -> np.dtype:
         """The item type of a raw buffer holding an array of ``shape``: the configured dtype,
@@ -127,8 +118,7 @@ class Transpose(ExtCodec):
         return arr.dtype if arr.size == items else np.dtype(f"V{itemsize}")
 
     def _encoded_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
-        perm = self.permutation(len(shape))
-        return tuple(shape[ax] for ax in perm)
+        return self.chunk_work.encoded_shape(shape)
 
     def encode(self, buf: Any) -> np.ndarray:
         arr = as_array(buf)
@@ -202,65 +192,26 @@ class Transpose(ExtCodec):
         perm = self.permutation(len(shape))
         return self if perm == self.order else type(self)(order=list(perm), shape=self.shape, dtype=self.dtype)
 
+    # --- chunk work: the core's plan of this configuration ---------------------------------
+    @property
+    def chunk_work(self) -> TransposeChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.transpose.TransposeChunks`)."""
+        return self._chunk_work_of((self.order,), TransposeChunks)  # type: ignore[no-any-return]
+
     def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
                      strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
-        perm = self.permutation(len(shape))
-        return tuple(shape[ax] for ax in perm), dtype, fill_value
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
-    # zarr copies a chunk once more anyway (the bytes codec on encode, the write into the output
-    # array on decode), so where numpy's own copy is as fast as ours a view costs nothing.
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
-        if small(arr):
-            return arr.transpose(self.permutation(arr.ndim))
-        # one look-up per chunk (after a large chunk, every line here runs from cold caches)
-        key = (arr.shape, arr.strides, arr.dtype, _native.ENABLED)
-        run = self._chunk_path(key)
-        if run is None:
-            run = self._keep_chunk_path(key, self._transposer(arr, self.permutation(arr.ndim)))
-        return run(arr)  # type: ignore[no-any-return]
+        return self.chunk_work.encode_chunk(arr)
 
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return self.chunk_work.decode_chunk(arr, shape, dtype)
 
     device_support = "device"
 
     def device_encode(self, xp: Any, arr: Any) -> Any:
-        return device.transpose(xp, arr, self.permutation(arr.ndim))
+        return self.chunk_work.device_encode(xp, arr)
 
     def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        if device.numpy_dtype(xp, arr.dtype) != dtype or arr.shape != self._encoded_shape(shape):
-            return None
-        return device.transpose(xp, arr, inverse_order(self.permutation(len(shape))))
-
-    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        arr = np.asarray(arr)
-        if type(shape) is not tuple:
-            shape = tuple(shape)
-        if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
-            return self._decoder(arr, shape, dtype)(arr)
-        key = (arr.shape, arr.strides, arr.dtype, shape, dtype, _native.ENABLED)
-        run = self._chunk_path(key)
-        if run is None:
-            run = self._keep_chunk_path(key, self._decoder(arr, shape, dtype))
-        return run(arr)  # type: ignore[no-any-return]
-
-    def _decoder(self, arr: np.ndarray, shape: tuple[int, ...],
-                 dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
-        """How to decode arrays laid out as ``arr`` into ``shape`` and ``dtype``."""
-        order = self.permutation(len(shape))
-        enc_shape = tuple(shape[ax] for ax in order)
-        perm = inverse_order(order)
-        if arr.ndim == len(order) and arr.dtype == dtype:
-            # an encoded array with a spec it does not fit (e.g. the encoded side's, handed to the
-            # sync method directly): its own shape says how to undo the permutation, as zarr's
-            # own transpose, which ignores the spec, would
-            return self._transposer(arr, perm)
-
-        def general(x: np.ndarray) -> np.ndarray:  # raw bytes, another dtype: reinterpreted
-            src = typed(x, dtype, enc_shape)
-            return src.transpose(perm) if small(src) else self._transposer(src, perm)(src)
-
-        return general
-
-    @staticmethod
-    def _transposer(arr: np.ndarray, perm: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
-        """:func:`.chunk_transposer` (the view, for small arrays) for arrays laid out as ``arr``."""
-        return (lambda x: x.transpose(perm)) if small(arr) else chunk_transposer(arr, perm)
+        return self.chunk_work.device_decode(xp, arr, shape, dtype)

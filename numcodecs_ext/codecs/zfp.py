@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..core import _native
 from ..core import zfp as core
+from ..core.zfp_chunks import ZfpChunks
 from ..core.dtypes import parse_dtype
 from ._base import ConfigurationError, ExtCodec, check_keys, parse_decoded_dtype, show
 from ._buffers import as_array, deliver, out_dtype
@@ -187,41 +187,19 @@ class Zfp(ExtCodec):
         check_keys("zfp", configuration, ["mode", *_PARAMS], required=("mode",))
         return cls(**core.check_config(configuration))
 
+    @property
+    def chunk_work(self) -> ZfpChunks:
+        """The chunk work of this configuration (:class:`numcodecs_ext.core.zfp_chunks.ZfpChunks`)."""
+        return self._chunk_work_of((dict(self._spec),), ZfpChunks)  # type: ignore[no-any-return]
+
     def resolve_spec(
         self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, strict: bool = True
     ) -> tuple[tuple[int, ...], np.dtype, Any]:
         """Check that chunks of this shape and dtype can be compressed; nothing changes."""
-        if len(shape) > 4:
-            raise ConfigurationError(
-                "zfp", f"chunks of {len(shape)} dimensions (shape {list(shape)}) are not "
-                "supported; zfp handles at most 4: put a reshape codec before it, e.g. "
-                "Reshape(shape=[[0, 1, 2], [3], [4], [5]]) for 6-D chunks"
-            )
-        core.check_chunk(shape, dtype, **self._spec)
-        return tuple(shape), dtype, fill_value
+        return self.chunk_work.resolve_spec(shape, dtype, fill_value, strict)
 
     def encode_chunk(self, arr: np.ndarray) -> bytes:
-        key = (arr.shape, arr.dtype, _native.ENABLED)
-        encode = self._chunk_path(key)
-        if encode is None:
-            encode = self._keep_chunk_path(
-                key, core.chunk_encoder(arr.shape, arr.dtype, self._settings()))
-        return encode(arr)  # type: ignore[no-any-return]
+        return self.chunk_work.encode_chunk(arr)
 
     def decode_chunk(self, buf: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        if type(shape) is not tuple:
-            shape = tuple(shape)
-        if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
-            return core.decompress(buf, shape, dtype, self._settings())
-        key = (shape, dtype, dtype.char, _native.ENABLED, "decode")
-        decode = self._chunk_path(key)
-        if decode is None:
-            decode = self._keep_chunk_path(key, core.chunk_decoder(shape, dtype, self._settings()))
-        return decode(buf)  # type: ignore[no-any-return]
-
-    def _settings(self) -> Any:
-        """The validated mode, worked out on the first chunk (zarr passes chunk after chunk)."""
-        found = self.__dict__.get("_validated")
-        if found is None:
-            found = self.__dict__["_validated"] = core.settings(**self._spec)
-        return found
+        return self.chunk_work.decode_chunk(buf, shape, dtype)

@@ -35,14 +35,19 @@ array([ 12,  96, 128, 192, 224, 224], dtype=uint8)
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from .dtypes import dtype_name
-from . import _native
+from . import _native, device
+from .buffers import typed
+from .chunk_paths import ChunkPaths
+from .dtypes import dtype_name, show
+from .errors import ConfigurationError
+from .scalar_json import scalar_to_json
 
-__all__ = ["BitroundPlan", "bitround", "plan"]
+__all__ = ["BitRoundChunks", "BitroundPlan", "bitround", "plan"]
 
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
@@ -196,3 +201,85 @@ def bitround(arr: np.ndarray, keepbits: int, out: np.ndarray | None = None) -> n
     else:
         u[...] = _round_int(u, keepbits, signed)
     return out
+
+
+#: the codec the refusals of a data type name (the numcodecs id, as they always said)
+_CODEC_ID = "numcodecs_ext.bitround"
+
+
+def _fill_json(value: Any, dtype: np.dtype) -> Any:
+    """A scalar as fill-value JSON (datetimes as numpy prints them)."""
+    try:
+        return scalar_to_json(value, dtype)
+    except ValueError:
+        return str(value)
+
+
+@dataclass(frozen=True)
+class BitRoundChunks:
+    """The chunk work of one ``bitround`` configuration (the numcodecs and zarr v3 classes
+    both run it): element-wise rounding to ``keepbits``; decoding is the identity.
+
+    >>> work = BitRoundChunks(3)
+    >>> work.encode_chunk(np.array([11, 209, 255], dtype="uint8")).tolist()
+    [12, 224, 224]
+    """
+
+    keepbits: int
+    paths: ChunkPaths = field(default_factory=ChunkPaths, repr=False, compare=False)
+
+    @staticmethod
+    def dtype_plan(dtype: np.dtype) -> BitroundPlan:
+        """:func:`plan`, refusing an unsupported data type as the codec's configuration error."""
+        try:
+            return plan(dtype)
+        except TypeError as e:
+            raise ConfigurationError(_CODEC_ID, str(e)) from None
+
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """Same shape and dtype; the fill value rounded like the data (as zarrs does).
+
+        To write chunks (``strict``), the fill value must come through unchanged: otherwise the
+        unwritten part of a partly written chunk would read back as the rounded value while
+        missing chunks read as the fill value itself.
+        """
+        dt = self.dtype_plan(dtype).dtype
+        if fill_value is None:
+            return tuple(shape), dt, None
+        fill = np.array(fill_value, dtype=dt)
+        rounded = bitround(fill, self.keepbits)
+        if strict and rounded.tobytes() != fill.tobytes():
+            before, after = _fill_json(fill[()], dt), _fill_json(rounded[()], dt)
+            raise ConfigurationError(
+                "bitround", f"the array's fill value {show(before)} does not survive rounding to "
+                f"keepbits={self.keepbits} (it becomes {show(after)}, which unwritten parts of chunks would "
+                f"read as); use a fill value such as {show(after)}"
+            )
+        return tuple(shape), dt, rounded[()]
+
+    def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
+        """Raise if chunks of this shape and dtype with this fill value cannot be written."""
+        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
+
+    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        arr = np.asarray(arr)
+        self.dtype_plan(arr.dtype)
+        return bitround(arr, self.keepbits)
+
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return typed(np.asarray(arr), np.dtype(dtype), tuple(shape))
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        """``encode_chunk`` on the array's own device (its array API namespace ``xp``), or None."""
+        dt = device.numpy_dtype(xp, arr.dtype)
+        if dt is None:
+            return None
+        p = self.dtype_plan(dt)
+        return device.bitround(xp, arr, dt, self.keepbits, p.mantissa, p.precision)
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``decode_chunk`` on the device, or None: then the caller decodes a host copy."""
+        ok = device.numpy_dtype(xp, arr.dtype) == dtype and tuple(arr.shape) == tuple(shape)
+        return arr if ok else None  # decoding is the identity

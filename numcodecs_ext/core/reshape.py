@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from . import device
+from .buffers import typed
+from .chunk_paths import ChunkPaths
 from .dtypes import show
 
-__all__ = ["Entry", "output_shape", "parse_spec", "reshape", "spec_to_json"]
+__all__ = ["Entry", "ReshapeChunks", "output_shape", "parse_spec", "reshape", "spec_to_json"]
 
 #: an output dimension: a size, -1, or a tuple of input dimensions
 Entry = int | tuple[int, ...]
@@ -154,3 +158,69 @@ def reshape(arr: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     True
     """
     return np.reshape(arr, tuple(shape), order="C")
+
+
+@dataclass(frozen=True)
+class ReshapeChunks:
+    """The chunk work of one ``reshape`` configuration (the numcodecs and zarr v3 classes both
+    run it); ``spec`` is what :func:`parse_spec` returns.
+
+    >>> ReshapeChunks(parse_spec([-1])).encode_chunk(np.zeros((2, 3))).shape
+    (6,)
+    """
+
+    spec: tuple[Entry, ...]
+    paths: ChunkPaths = field(default_factory=ChunkPaths, repr=False, compare=False)
+
+    def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
+        """The encoded shape of chunks of ``input_shape`` (ValueError where the spec says so)."""
+        key = tuple(input_shape)
+        shape = self.paths.get(key)  # (chunks of an array share a shape)
+        if shape is None:
+            try:
+                shape = output_shape(self.spec, key)
+            except ValueError as e:  # (a ValueError, as zarr's validate() raises)
+                raise ValueError(f"codec 'reshape': {e}") from None
+            self.paths.keep(key, shape)
+        return shape  # type: ignore[no-any-return]
+
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """The output shape; with ``strict=False`` a shape the configuration does not fit gives a
+        stand-in of the right dimensionality instead of an error.
+
+        zarr also resolves chains with the whole array's shape (when it parses metadata), which
+        an explicit size need not fit; the chunks are checked where zarr shows their shape
+        (``validate``) and whenever one is encoded or decoded.
+        """
+        try:
+            return self.output_shape(shape), np.dtype(dtype), fill_value
+        except ValueError:
+            if strict:
+                raise
+        stand_in = tuple(
+            (math.prod(shape[d] for d in e) if all(d < len(shape) for d in e) else 1)
+            if isinstance(e, tuple) else max(e, 1) for e in self.spec)
+        return stand_in, np.dtype(dtype), fill_value
+
+    def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
+        """Raise if chunks of this shape and dtype with this fill value cannot be written."""
+        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
+
+    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        arr = np.asarray(arr)
+        return reshape(arr, self.output_shape(arr.shape))
+
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return reshape(typed(np.asarray(arr), np.dtype(dtype)), shape)
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        """``encode_chunk`` on the array's own device (its array API namespace ``xp``)."""
+        return device.reshape(xp, arr, self.output_shape(arr.shape))
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``decode_chunk`` on the device, or None: then the caller decodes a host copy."""
+        if device.numpy_dtype(xp, arr.dtype) != dtype:
+            return None
+        return device.reshape(xp, arr, shape)

@@ -24,14 +24,20 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from . import _native, device
 from ._native import kernels
+from .buffers import typed
+from .chunk_paths import ChunkPaths
+from .errors import ConfigurationError
 
-__all__ = ["chunk_transposer", "copy_is_tiled", "inverse_order", "normalize_order", "small", "transpose"]
+__all__ = [
+    "TransposeChunks", "chunk_transposer", "copy_is_tiled", "inverse_order", "normalize_order", "small", "transpose",
+]
 
 _SMALL_BYTES = 1 << 18  # below this, everything fits in L2 and numpy's copy is fine
 _BLOCK_BYTES = 1 << 17  # a tile plus its extent along other axes
@@ -305,3 +311,103 @@ def _tiled_copy(dst: np.ndarray, src: np.ndarray, p: int, itemsize: int) -> None
     for corner in itertools.product(*starts):
         index = tuple(slice(s, s + size) for s, size in zip(corner, sizes))
         dst[index] = src[index]
+
+
+@dataclass(frozen=True)
+class TransposeChunks:
+    """The chunk work of one ``transpose`` configuration (the numcodecs and zarr v3 classes
+    both run it): ``order`` is a permutation, or ``"C"``/``"F"`` (resolved per chunk).
+
+    >>> plan = TransposeChunks((1, 0))
+    >>> plan.resolve_spec((2, 3), np.dtype("f8"), 0.0)
+    ((3, 2), dtype('float64'), 0.0)
+    >>> plan.encode_chunk(np.arange(6).reshape(2, 3)).tolist()
+    [[0, 3], [1, 4], [2, 5]]
+    """
+
+    order: tuple[int, ...] | str
+    paths: ChunkPaths = field(default_factory=ChunkPaths, repr=False, compare=False)
+
+    def permutation(self, ndim: int) -> tuple[int, ...]:
+        """The explicit permutation for an array of ``ndim`` dimensions."""
+        order = self.order
+        if isinstance(order, str):
+            return normalize_order(order, ndim)
+        if len(order) != ndim:
+            raise ConfigurationError(
+                "transpose", f"order={list(order)} has {len(order)} entries but the "
+                f"array has {ndim} dimensions"
+            )
+        return order
+
+    def encoded_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        perm = self.permutation(len(shape))
+        return tuple(shape[ax] for ax in perm)
+
+    def resolve_spec(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any,
+                     strict: bool = True) -> tuple[tuple[int, ...], np.dtype, Any]:
+        """The chunk shape, dtype and fill value the next codec sees."""
+        perm = self.permutation(len(shape))
+        return tuple(shape[ax] for ax in perm), dtype, fill_value
+
+    def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
+        """Raise if chunks of this shape and dtype with this fill value cannot be written."""
+        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
+
+    # zarr copies a chunk once more anyway (the bytes codec on encode, the write into the output
+    # array on decode), so where numpy's own copy is as fast as ours a view costs nothing.
+    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+        if small(arr):
+            return arr.transpose(self.permutation(arr.ndim))
+        # one look-up per chunk (after a large chunk, every line here runs from cold caches)
+        key = (arr.shape, arr.strides, arr.dtype, _native.ENABLED)
+        run = self.paths.get(key)
+        if run is None:
+            run = self.paths.keep(key, _transposer(arr, self.permutation(arr.ndim)))
+        return run(arr)  # type: ignore[no-any-return]
+
+    def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        arr = np.asarray(arr)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        if dtype.metadata is not None:  # (equal dtypes compare alike whatever their metadata)
+            return self._decoder(arr, shape, dtype)(arr)
+        key = (arr.shape, arr.strides, arr.dtype, shape, dtype, _native.ENABLED)
+        run = self.paths.get(key)
+        if run is None:
+            run = self.paths.keep(key, self._decoder(arr, shape, dtype))
+        return run(arr)  # type: ignore[no-any-return]
+
+    def _decoder(self, arr: np.ndarray, shape: tuple[int, ...],
+                 dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+        """How to decode arrays laid out as ``arr`` into ``shape`` and ``dtype``."""
+        order = self.permutation(len(shape))
+        enc_shape = tuple(shape[ax] for ax in order)
+        perm = inverse_order(order)
+        if arr.ndim == len(order) and arr.dtype == dtype:
+            # an encoded array with a spec it does not fit (e.g. the encoded side's, handed to the
+            # sync method directly): its own shape says how to undo the permutation, as zarr's
+            # own transpose, which ignores the spec, would
+            return _transposer(arr, perm)
+
+        def general(x: np.ndarray) -> np.ndarray:  # raw bytes, another dtype: reinterpreted
+            src = typed(x, dtype, enc_shape)
+            return src.transpose(perm) if small(src) else _transposer(src, perm)(src)
+
+        return general
+
+    def device_encode(self, xp: Any, arr: Any) -> Any:
+        """``encode_chunk`` on the array's own device (its array API namespace ``xp``)."""
+        return device.transpose(xp, arr, self.permutation(arr.ndim))
+
+    def device_decode(self, xp: Any, arr: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """``decode_chunk`` on the device, or None: then the caller decodes a host copy."""
+        if device.numpy_dtype(xp, arr.dtype) != dtype or arr.shape != self.encoded_shape(shape):
+            return None
+        return device.transpose(xp, arr, inverse_order(self.permutation(len(shape))))
+
+
+def _transposer(arr: np.ndarray, perm: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`chunk_transposer` (the view, for small arrays) for arrays laid out as ``arr``."""
+    return (lambda x: x.transpose(perm)) if small(arr) else chunk_transposer(arr, perm)

@@ -11,12 +11,14 @@ The shape is zarr-python's own (``zarr/codecs/transpose.py``): frozen dataclasse
 the configuration (``Zfp.mode``, ``ScaleOffset.offset`` ...) plus ``name``, the name written to
 ``zarr.json``; the keyword-only constructor parses and validates once (``parse_configuration``);
 ``validate`` / ``resolve_metadata`` at metadata time; ``_encode_single`` / ``_decode_single`` do the
-chunk work. That work, and the parsing, are the numcodecs layer's (``codec``: the numcodecs codec
-of the same configuration, built in the constructor and never changed), so a configuration means
-the same under zarr v2, v3 and numcodecs.
+chunk work. That work is the core's (``chunk_work``: one object per configuration, such as
+:class:`numcodecs_ext.core.transpose.TransposeChunks`, built from the fields in the constructor and
+never changed), which the numcodecs classes run too. The parsing and the JSON are the numcodecs
+layer's (``codec``: the numcodecs codec of the same configuration), so a configuration means the
+same under zarr v2, v3 and numcodecs.
 
 Unlike zarr's adapter, these classes carry the chunk spec through the codec: the dtype, shape and
-fill value that the next codec sees come from the codec's ``resolve_spec``. Chunks of 1 MiB and
+fill value that the next codec sees come from the chunk work's ``resolve_spec``. Chunks of 1 MiB and
 more are encoded on the thread pool zarr's own codecs use (``asyncio.to_thread``), so zarr
 encodes chunks in parallel wherever the core releases the GIL, with no threads beside zarr's.
 
@@ -26,7 +28,7 @@ issue 33, scale_offset + cast_value ran as one blocked pass, through an override
 what it gained end to end and docs/interop.md gives the figures.)
 
 Arrays of other libraries (zarr's GPU mode, ``zarr.config.enable_gpu()``, hands codecs cupy
-arrays): a codec whose numcodecs class has device kernels (``device_support = "device"``)
+arrays): a codec whose chunk work has device kernels (``device_encode`` / ``device_decode``)
 runs them on the array's own namespace (:mod:`numcodecs_ext.core.device`); where it has none,
 or a chunk needs the CPU path's judgement, the chunk goes to the host explicitly (the buffer's
 ``as_numpy_array``) and the result back through the prototype's ``from_numpy_array`` /
@@ -58,10 +60,12 @@ from zarr.dtype import data_type_registry
 # (zarr3/dtypes.py lists the names its data types need.)
 from zarr.core.array_spec import ArraySpec
 
-from ..codecs._base import ExtCodec, refusal, show
+from ..codecs._base import ExtCodec
 from ..core import device
+from ..core.dtypes import show
+from ..core.errors import refusal
 
-__all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "zarr_dtype"]
+__all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "native_dtype", "zarr_dtype"]
 
 ADAPTER_PREFIX = "numcodecs."
 #: Chunks smaller than this are processed inline: a thread hop costs more than it can save.
@@ -91,13 +95,14 @@ _EVOLVES_WITH_ARRAY_SPEC = Version(zarr.__version__) < Version("3.2")
 _creation = threading.local()
 
 
-def _native(spec: ArraySpec) -> np.dtype:
+def native_dtype(spec: ArraySpec) -> np.dtype:
+    """The chunk spec's dtype as numpy's, in native byte order."""
     dtype = spec.dtype.to_native_dtype()
     return dtype if dtype.byteorder in "=|" else dtype.newbyteorder("=")
 
 
 def _shape_dtype(spec: ArraySpec) -> tuple[tuple[int, ...], np.dtype]:
-    return tuple(spec.shape), _native(spec)
+    return tuple(spec.shape), native_dtype(spec)
 
 
 def _device_array(buf: Any) -> Any:
@@ -145,11 +150,24 @@ class _V3Common:
                 object.__setattr__(self, f.name, self._field_value(codec, f.name))
         # the numcodecs codec of this configuration (not a field: derived, never replaced)
         object.__setattr__(self, "_codec", codec)
+        # the core's plan of this configuration, which does the chunk work (derived likewise)
+        object.__setattr__(self, "_chunk_work", self._make_chunk_work())
 
     @property
     def codec(self) -> ExtCodec:
-        """The numcodecs codec of the same configuration (it does the chunk work)."""
+        """The numcodecs codec of the same configuration (its JSON and its parsing)."""
         return self._codec  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def chunk_work(self) -> Any:
+        """What does the chunk work: the core's plan of this configuration (``resolve_spec``,
+        ``check_fill``, ``encode_chunk`` / ``decode_chunk`` and their device variants)."""
+        return self._chunk_work  # type: ignore[attr-defined]
+
+    def _make_chunk_work(self) -> Any:
+        """The core's chunk work of this configuration (``core.<codec>.<Codec>Chunks``), built
+        from the fields; every class defines it."""
+        raise NotImplementedError
 
     @staticmethod
     def _field_value(codec: ExtCodec, key: str) -> Any:
@@ -265,8 +283,8 @@ class _V3Common:
         if last is not None and last[0] is array_spec:
             shape, dtype, fill = last[1]
         else:
-            shape, dtype, fill = tuple(array_spec.shape), _native(array_spec), array_spec.fill_value
-        resolved = self.codec.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
+            shape, dtype, fill = tuple(array_spec.shape), native_dtype(array_spec), array_spec.fill_value
+        resolved = self.chunk_work.resolve_spec(shape, dtype, fill, strict=False)  # type: ignore[attr-defined]
         _creation.last = (array_spec, resolved)
         return tuple(shape), dtype
 
@@ -280,8 +298,8 @@ class _V3Common:
         # value that the codec cannot carry (the spec: an error) only matters when chunks are
         # written, so it is checked there (_check_fill): an array another implementation wrote
         # with such a fill value still opens and reads, and none can be written.
-        native = _native(chunk_spec)
-        shape, dtype, fill = self.codec.resolve_spec(  # type: ignore[attr-defined]
+        native = native_dtype(chunk_spec)
+        shape, dtype, fill = self.chunk_work.resolve_spec(  # type: ignore[attr-defined]
             chunk_spec.shape, native, chunk_spec.fill_value, strict=False
         )
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
@@ -293,13 +311,13 @@ class _V3Common:
     def _check_fill(self, chunk_spec: ArraySpec) -> None:
         """Before a chunk is written: the fill value must go through this codec (the spec: an
         error otherwise), or unwritten parts of chunks would read back as another value (the
-        numcodecs codec checks each fill value once)."""
-        self.codec.check_fill(  # type: ignore[attr-defined]
-            tuple(chunk_spec.shape), _native(chunk_spec), chunk_spec.fill_value)
+        chunk work checks each fill value once)."""
+        self.chunk_work.check_fill(  # type: ignore[attr-defined]
+            tuple(chunk_spec.shape), native_dtype(chunk_spec), chunk_spec.fill_value)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
         encoded = self.resolve_metadata(chunk_spec)
-        return input_byte_length // max(1, _native(chunk_spec).itemsize) * _native(encoded).itemsize
+        return input_byte_length // max(1, native_dtype(chunk_spec).itemsize) * native_dtype(encoded).itemsize
 
 
 class AdapterMixin:
@@ -327,14 +345,14 @@ class AdapterMixin:
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)
 class ArrayArrayV3(_V3Common, ArrayArrayCodec):
-    """An array -> array codec; the numcodecs codec provides ``encode_chunk``/``decode_chunk``."""
+    """An array -> array codec; the chunk work provides ``encode_chunk``/``decode_chunk``."""
 
     def _encode_device(self, arr: Any, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
         """Encode a non-numpy chunk (see the module docstring)."""
         xp = device.namespace(arr)
-        result = None if xp is None else self.codec.device_encode(xp, arr)
+        result = None if xp is None else self.chunk_work.device_encode(xp, arr)
         if result is None:  # no device kernel for this chunk: on the host, explicitly
-            result = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            result = self.chunk_work.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
             return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
@@ -342,19 +360,19 @@ class ArrayArrayV3(_V3Common, ArrayArrayCodec):
         """Decode a non-numpy chunk (see the module docstring)."""
         shape, dtype = _shape_dtype(chunk_spec)
         xp = device.namespace(arr)
-        result = None if xp is None else self.codec.device_decode(xp, arr, shape, dtype)
+        result = None if xp is None else self.chunk_work.device_decode(xp, arr, shape, dtype)
         if result is None:
-            result = self.codec.decode_chunk(  # type: ignore[attr-defined]
+            result = self.chunk_work.decode_chunk(  # type: ignore[attr-defined]
                 chunk_array.as_numpy_array(), shape, dtype)
             return chunk_spec.prototype.nd_buffer.from_numpy_array(result)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _encode_array(self, arr: np.ndarray, chunk_spec: ArraySpec) -> Any:
-        encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
+        encoded = self.chunk_work.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(encoded)
 
     def _decode_array(self, arr: np.ndarray, chunk_spec: ArraySpec) -> Any:
-        decoded = self.codec.decode_chunk(arr, *_shape_dtype(chunk_spec))  # type: ignore[attr-defined]
+        decoded = self.chunk_work.decode_chunk(arr, *_shape_dtype(chunk_spec))  # type: ignore[attr-defined]
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(decoded)
 
     def _encode_sync(self, chunk_array: Any, chunk_spec: ArraySpec) -> Any:
@@ -398,15 +416,15 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
         arr = chunk_array.as_ndarray_like()
         if not isinstance(arr, np.ndarray):  # on another device (see ArrayArrayV3)
             xp = device.namespace(arr)
-            packed = None if xp is None else self.codec.device_encode(xp, arr)
+            packed = None if xp is None else self.chunk_work.device_encode(xp, arr)
             if packed is not None:
                 return chunk_spec.prototype.buffer.from_array_like(packed)
             # no device kernel for this chunk: through the host, explicitly
-            encoded = self.codec.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
+            encoded = self.chunk_work.encode_chunk(chunk_array.as_numpy_array())  # type: ignore[attr-defined]
             return chunk_spec.prototype.buffer.from_bytes(
                 encoded if not isinstance(encoded, np.ndarray)
                 else np.ascontiguousarray(encoded).reshape(-1).view(np.uint8))
-        encoded = self.codec.encode_chunk(arr)  # type: ignore[attr-defined]
+        encoded = self.chunk_work.encode_chunk(arr)  # type: ignore[attr-defined]
         return chunk_spec.prototype.buffer.from_array_like(
             np.frombuffer(encoded, dtype=np.uint8) if not isinstance(encoded, np.ndarray)
             else encoded.reshape(-1).view(np.uint8)
@@ -418,10 +436,10 @@ class ArrayBytesV3(_V3Common, ArrayBytesCodec):
         on_device = not isinstance(data, np.ndarray)
         if on_device:
             xp = device.namespace(data)
-            values = None if xp is None else self.codec.device_decode(xp, data, shape, dtype)
+            values = None if xp is None else self.chunk_work.device_decode(xp, data, shape, dtype)
             if values is not None:
                 return chunk_spec.prototype.nd_buffer.from_ndarray_like(values)
-        decoded = self.codec.decode_chunk(  # type: ignore[attr-defined]
+        decoded = self.chunk_work.decode_chunk(  # type: ignore[attr-defined]
             chunk_bytes.as_numpy_array() if on_device else data, shape, dtype)
         if on_device:  # back to the device explicitly (zarr's GPU buffers copy a numpy array)
             return chunk_spec.prototype.nd_buffer.from_numpy_array(decoded)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..codecs.bitround import BitRound as _BitRound
+from ..core.bitround import BitRoundChunks
 from ._base import ArrayArrayV3
 
 __all__ = ["BitRound"]
@@ -36,3 +37,6 @@ class BitRound(ArrayArrayV3):
     spec_names = ("bitround", "numcodecs.bitround")
 
     keepbits: int
+
+    def _make_chunk_work(self) -> BitRoundChunks:
+        return BitRoundChunks(self.keepbits)

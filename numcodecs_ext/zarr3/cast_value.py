@@ -26,8 +26,9 @@ import numpy as np
 from zarr.dtype import ZDType
 
 from ..codecs.cast_value import CastValue as _CastValue
+from ..core.cast_value_chunks import CastValueChunks
 from ..core.dtypes import dtype_name
-from ._base import AdapterMixin, ArrayArrayV3, _native, zarr_dtype
+from ._base import AdapterMixin, ArrayArrayV3, native_dtype, zarr_dtype
 
 __all__ = ["CastValue", "NumcodecsCastValue"]
 
@@ -74,9 +75,16 @@ class _CastValueFields(ArrayArrayV3):
             config["data_type"] = _data_type_json(config["data_type"])
         return super()._codec_from_configuration(config)
 
+    def _make_chunk_work(self) -> CastValueChunks:
+        # from the parsed configuration: the fields hold zarr's forms (a ZDType; of a repeated
+        # scalar_map input, the first entry), and numcodecs.cast_value may carry a source dtype
+        c = self.codec
+        return CastValueChunks(c.data_type, c.rounding, c.out_of_range, c.scalar_map, c.dtype)  # type: ignore[attr-defined]
+
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: Any) -> int:
-        source = self.codec._source_for(_native(chunk_spec))  # type: ignore[attr-defined]
-        return input_byte_length // source.itemsize * self.codec.data_type.itemsize  # type: ignore[attr-defined]
+        work = self.chunk_work
+        source = work.source_for(native_dtype(chunk_spec))
+        return input_byte_length // source.itemsize * work.data_type.itemsize  # type: ignore[no-any-return]
 
 
 def _data_type_json(value: Any) -> Any:

@@ -12,7 +12,7 @@ Examples
 >>> z[:] = np.arange(1000) % 3 == 0
 >>> int(z[:].sum())
 334
->>> PackBits().codec.encode_chunk(np.ones(1000, dtype=bool)).nbytes  # the chunk: 1 bit per value
+>>> PackBits().chunk_work.encode_chunk(np.ones(1000, dtype=bool)).nbytes  # the chunk: 1 bit per value
 125
 >>> PackBits(last_bit=3, padding_encoding="first_byte").to_dict()
 {'name': 'packbits', 'configuration': {'padding_encoding': 'first_byte', 'last_bit': 3}}
@@ -24,7 +24,8 @@ import dataclasses
 from typing import Any, ClassVar
 
 from ..codecs.packbits import PackBits as _PackBits
-from ._base import ArrayBytesV3, _native
+from ..core.packbits_chunks import PackBitsChunks
+from ._base import ArrayBytesV3, native_dtype
 
 __all__ = ["PackBits"]
 
@@ -41,9 +42,12 @@ class PackBits(ArrayBytesV3):
     first_bit: int | None
     last_bit: int | None
 
+    def _make_chunk_work(self) -> PackBitsChunks:
+        return PackBitsChunks(self.padding_encoding, self.first_bit, self.last_bit)
+
     def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
         self._check_fill(chunk_spec)  # the fill value must fit the stored bits, like the data
         return super()._encode_sync(chunk_array, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: Any) -> int:
-        return self.codec.encoded_size(chunk_spec.shape, _native(chunk_spec))  # type: ignore[attr-defined,no-any-return]
+        return self.chunk_work.encoded_size(chunk_spec.shape, native_dtype(chunk_spec))  # type: ignore[no-any-return]

@@ -26,6 +26,7 @@ import itertools
 from typing import Any
 
 from ..codecs.reshape import Reshape as _Reshape
+from ..core.reshape import ReshapeChunks, parse_spec
 from ._base import AdapterMixin, ArrayArrayV3
 
 __all__ = ["NumcodecsReshape", "Reshape"]
@@ -38,6 +39,9 @@ class _ReshapeFields(ArrayArrayV3):
     numcodecs_class = _Reshape
 
     shape: list[Any]
+
+    def _make_chunk_work(self) -> ReshapeChunks:
+        return ReshapeChunks(parse_spec(self.shape))
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length
@@ -54,9 +58,9 @@ class _ReshapeFields(ArrayArrayV3):
         chunk_shape = getattr(chunk_grid, "chunk_shape", None)
         if chunk_shape is None or len(chunk_shape) != len(shape):
             chunk_shape = tuple(shape)  # (no regular grid: the dimensions alone are checked)
-            for entry in self.codec.spec:  # type: ignore[attr-defined]
+            for entry in self.chunk_work.spec:
                 if isinstance(entry, tuple) and entry and entry[-1] >= len(shape):
-                    self.codec.output_shape(chunk_shape)  # type: ignore[attr-defined]
+                    self.chunk_work.output_shape(chunk_shape)
             return
         chunk_shape = tuple(int(c) for c in chunk_shape)
         first_error: ValueError | None = None
@@ -66,7 +70,7 @@ class _ReshapeFields(ArrayArrayV3):
             if any(c > max(s, 1) for c, s in zip(candidate, shape)) and order != tuple(range(len(order))):
                 continue
             try:
-                self.codec.output_shape(candidate)  # type: ignore[attr-defined]
+                self.chunk_work.output_shape(candidate)
                 return
             except ValueError as e:
                 first_error = first_error or e

@@ -22,6 +22,7 @@ import dataclasses
 from typing import Any
 
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
+from ..core.scale_offset_chunks import ScaleOffsetChunks
 from ._base import AdapterMixin, ArrayArrayV3
 
 __all__ = ["NumcodecsScaleOffset", "ScaleOffset"]
@@ -36,6 +37,10 @@ class _ScaleOffsetFields(ArrayArrayV3):
 
     offset: Any
     scale: Any
+
+    def _make_chunk_work(self) -> ScaleOffsetChunks:
+        # (dtype: the numcodecs-only key a numcodecs.scale_offset configuration may carry)
+        return ScaleOffsetChunks(self.offset, self.scale, self.codec.dtype)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length  # same dtype, same shape

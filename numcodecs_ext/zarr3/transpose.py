@@ -22,6 +22,7 @@ import dataclasses
 from typing import Any
 
 from ..codecs.transpose import Transpose as _Transpose
+from ..core.transpose import TransposeChunks
 from ._base import AdapterMixin, ArrayArrayV3
 
 __all__ = ["NumcodecsTranspose", "Transpose"]
@@ -50,6 +51,9 @@ class _TransposeFields(ArrayArrayV3):
     def _field_value(codec: Any, key: str) -> Any:
         order = codec.order
         return order if isinstance(order, str) else tuple(order)
+
+    def _make_chunk_work(self) -> TransposeChunks:
+        return TransposeChunks(self.order)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length

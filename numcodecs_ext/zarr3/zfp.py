@@ -23,6 +23,8 @@ import dataclasses
 from typing import Any
 
 from ..codecs.zfp import Zfp as _Zfp
+from ..core.zfp_chunks import ZfpChunks
+from ..core.zfp_mode import check_config
 from ._base import ADAPTER_PREFIX, AdapterMixin, ArrayBytesV3
 
 __all__ = ["NumcodecsZfp", "Zfp"]
@@ -42,6 +44,11 @@ class _ZfpFields(ArrayBytesV3):
     maxbits: int | None
     maxprec: int | None
     minexp: int | None
+
+    def _make_chunk_work(self) -> ZfpChunks:
+        params = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name not in ("name", "mode") and getattr(self, f.name) is not None}
+        return ZfpChunks(check_config({"mode": self.mode, **params}))
 
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)

@@ -78,6 +78,28 @@ def test_replace_changes_a_parameter_through_the_constructors_checks() -> None:
         dataclasses.replace(zarr3.ScaleOffset(offset=1), scale=0)
 
 
+@pytest.mark.parametrize("codec", CASES, ids=IDS)
+def test_chunk_work_is_the_cores_and_the_numcodecs_codecs(codec) -> None:
+    """Chunks go through the core's object of the configuration (issue 33: not through the
+    numcodecs codec's methods), the same one the numcodecs codec of that configuration runs."""
+    work = codec.chunk_work
+    assert type(work).__module__.startswith("numcodecs_ext.core."), type(work)
+    assert work == codec.codec.chunk_work and type(work) is type(codec.codec.chunk_work)
+    for clone in (dataclasses.replace(codec), pickle.loads(pickle.dumps(codec))):
+        assert clone.chunk_work == work
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        work.paths = None
+
+
+def test_zarr3_runs_no_chunk_method_of_the_numcodecs_codecs() -> None:
+    root = Path(zarr3.__file__).parent
+    methods = ("resolve_spec", "check_fill", "encode_chunk", "decode_chunk", "device_encode",
+               "device_decode", "output_shape", "encoded_size", "_source_for", "cast_arguments")
+    pattern = re.compile(r"\bcodec\.(?:" + "|".join(methods) + r")\b")
+    found = {p.name: pattern.findall(p.read_text()) for p in root.glob("*.py")}
+    assert not any(found.values()), found
+
+
 #: the private zarr modules the zarr3 layer may import, each listed with its reason in the module
 ALLOWED_PRIVATE = {"zarr.core.array_spec", "zarr.core.dtype.common"}
 
