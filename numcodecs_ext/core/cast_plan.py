@@ -20,8 +20,8 @@ except ImportError:  # numpy < 2
 
 from . import _native
 from ._blocks import BLOCK, contiguous, iter_blocks, scratch
-from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, _is_native_c, _ROUND_SCALAR, CastError
-from .cast_rounding import _round_float_grid, _round_int_grid, _round_to_int, is_exact_cast
+from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, is_native_c, ROUND_SCALAR, CastError
+from .cast_rounding import round_float_grid, round_int_grid, round_to_int, is_exact_cast
 from .dtypes import NumericInfo, scalar_text
 from .scalar_map import Hits, bits_dtype, prepared, reserved_hits, single_entry
 
@@ -103,7 +103,7 @@ class CastPlan:
                 e.how == "bits" for e in self.entries):
             self.kernel = self._f2i_fast
         if self.kernel == self._f2i_fast:
-            self.round_scalar = _ROUND_SCALAR[rounding]
+            self.round_scalar = ROUND_SCALAR[rounding]
             self.lo_0d, self.hi_0d = np.array(self.lo_f), np.array(self.hi_f)
             # one-byte targets write the NaN value with byte arithmetic instead of a masked copy
             self.nan_byte = None
@@ -206,7 +206,7 @@ class CastPlan:
         if self.wdtype is None:
             self.kernel(view, None, o)
         else:
-            if view.dtype == self.wdtype and _is_native_c(view):
+            if view.dtype == self.wdtype and is_native_c(view):
                 w = view.reshape(-1)
             else:
                 w = self.wbuf[: view.size]
@@ -324,7 +324,7 @@ class CastPlan:
                 return
             # the range of the other values, taken after rounding: rounding quiets signalling
             # NaNs, which numpy's fmin/fmax (IEEE minNum) would take for a value, losing the range
-            _round_to_int(w, self.rounding, r, self.tmp2[:n])
+            round_to_int(w, self.rounding, r, self.tmp2[:n])
             rounded = True
             lo, hi = float(np.fmin.reduce(r)), float(np.fmax.reduce(r))
             if math.isnan(lo):  # all NaN
@@ -342,7 +342,7 @@ class CastPlan:
             self._f2i(view, w, o)
             return
         if not rounded:
-            _round_to_int(w, self.rounding, r, self.tmp2[:n])
+            round_to_int(w, self.rounding, r, self.tmp2[:n])
         if clamp:
             _clip(r, self.lo_0d, self.hi_0d, out=r)  # NaN passes through (mapped below)
         np.copyto(o, r, casting="unsafe")
@@ -367,7 +367,7 @@ class CastPlan:
     def _f2i(self, view: np.ndarray, w: np.ndarray, o: np.ndarray) -> None:
         tgt = self.tgt
         r = self.tmp[: w.size]
-        _round_to_int(w, self.rounding, r, self.tmp2[: w.size])
+        round_to_int(w, self.rounding, r, self.tmp2[: w.size])
         lo, hi = float(r.min()), float(r.max())
         if lo >= self.lo_f and hi <= self.hi_f:  # no NaN, no inf, nothing out of range
             hits = self._masks(view, w, lo, hi, False, slack=1.0)
@@ -444,7 +444,7 @@ class CastPlan:
             if tgt.dtype == np.float64:
                 np.copyto(r, w)
             else:
-                _round_float_grid(w, tgt, self.rounding, r, self.tmp2[: w.size])
+                round_float_grid(w, tgt, self.rounding, r, self.tmp2[: w.size])
         hits = self._masks(view, w, 0.0, 0.0, True, all_=True)
         unclaimed = hits.unclaimed
 
@@ -490,5 +490,5 @@ class CastPlan:
             wf = wf.copy()
             self._f2f(view, wf, o)
             return
-        r = _round_int_grid(w, self.tgt, self.rounding)
+        r = round_int_grid(w, self.tgt, self.rounding)
         self._f2f_generic(view, w, o, r)

@@ -49,7 +49,7 @@ def _round_away_scalar(x: float) -> int:
 
 
 #: the rounding modes on one finite float (exact: Python's round() is half-to-even)
-_ROUND_SCALAR: dict[str, Callable[[float], int]] = {
+ROUND_SCALAR: dict[str, Callable[[float], int]] = {
     "nearest-even": round,
     "towards-zero": math.trunc,
     "towards-positive": math.ceil,
@@ -85,7 +85,7 @@ def is_exact_cast(src: NumericInfo, tgt: NumericInfo) -> bool:
     )
 
 
-def _is_native_c(view: np.ndarray) -> bool:
+def is_native_c(view: np.ndarray) -> bool:
     return view.dtype.isnative and view.flags.c_contiguous
 
 
@@ -104,7 +104,7 @@ def _round_away(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
     np.add(out, tmp, out=out, where=up)
 
 
-def _round_to_int(x: np.ndarray, rounding: str, out: np.ndarray, tmp: np.ndarray) -> None:
+def round_to_int(x: np.ndarray, rounding: str, out: np.ndarray, tmp: np.ndarray) -> None:
     if rounding == "nearest-even":
         np.rint(x, out=out)
     elif rounding == "towards-zero":
@@ -117,7 +117,7 @@ def _round_to_int(x: np.ndarray, rounding: str, out: np.ndarray, tmp: np.ndarray
         _round_away(x, out, tmp)
 
 
-def _round_float_grid(
+def round_float_grid(
     x: np.ndarray, tgt: NumericInfo, rounding: str, out: np.ndarray, tmp: np.ndarray
 ) -> None:
     """Round float64 ``x`` to ``tgt``'s precision (gradual underflow, unbounded exponent)."""
@@ -129,12 +129,12 @@ def _round_float_grid(
     s = tmp
     np.ldexp(x, e, out=s)  # exact power-of-two scaling
     scratch = np.empty_like(s)
-    _round_to_int(s, rounding, out, scratch)
+    round_to_int(s, rounding, out, scratch)
     np.negative(e, out=e)
     np.ldexp(out, e, out=out)
 
 
-def _round_int_grid(
+def round_int_grid(
     w: np.ndarray, tgt: NumericInfo, rounding: str
 ) -> np.ndarray:
     """Round 64-bit integers to ``tgt``'s precision exactly; returns float64 (unbounded range)."""

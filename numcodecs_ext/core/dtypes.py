@@ -101,7 +101,7 @@ if ml_dtypes is not None:
 _DTYPE_TO_NAME: dict[np.dtype, str] = {d: n for n, d in _NAME_TO_DTYPE.items()}
 
 _RAW_NAME = re.compile(r"^r([1-9][0-9]*)$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+HEX_PATTERN = re.compile(r"^0x[0-9a-fA-F]+$")
 
 
 # --- numeric properties ------------------------------------------------------------------
@@ -358,7 +358,7 @@ def is_nan(value: Any) -> bool:
         return bool(np.isnan(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)).any())
 
 
-def _uint_view(dtype: np.dtype) -> np.dtype:
+def uint_view(dtype: np.dtype) -> np.dtype:
     return np.dtype(f"u{dtype.itemsize}")
 
 
@@ -416,8 +416,8 @@ def scalar_text(value: Any, dtype: DTypeLike) -> str:
     except (TypeError, ValueError, OverflowError):
         return show(value)
     if math.isnan(f):
-        bits = int(a.view(_uint_view(dt)))
-        canonical = int(np.array(np.nan).astype(dt).view(_uint_view(dt)))
+        bits = int(a.view(uint_view(dt)))
+        canonical = int(np.array(np.nan).astype(dt).view(uint_view(dt)))
         return "NaN" if bits == canonical else f"0x{bits:0{2 * dt.itemsize}x}"
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .cast_value import CastError, cast_scalar
-from .dtypes import _HEX, DTypeLike, _uint_view, dtype_kind, dtype_name, finfo, int_range, is_nan
+from .dtypes import HEX_PATTERN, DTypeLike, uint_view, dtype_kind, dtype_name, finfo, int_range, is_nan
 from .dtypes import numeric_info, parse_dtype, show
 
 __all__ = [
@@ -63,7 +63,7 @@ def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
             if not numeric_info(dtype).has_inf:
                 raise ValueError(f"{what}: {name} has no infinity, so {show(data)} is not a valid value")
             return np.array(-np.inf if data[0] == "-" else np.inf).astype(dtype)
-        if _HEX.match(data):
+        if HEX_PATTERN.match(data):
             bits = int(data, 16)
             if bits >= 1 << (8 * dtype.itemsize):
                 raise ValueError(
@@ -75,7 +75,7 @@ def _float_from_json(data: JSON, dtype: np.dtype, what: str) -> np.ndarray:
                     f"{what}: hex value {show(data)} must give all {dtype.itemsize * 8} bits of {name} "
                     f"as {2 * dtype.itemsize} hex digits, e.g. {example!r}"
                 )
-            return np.array(bits, dtype=_uint_view(dtype)).view(dtype)
+            return np.array(bits, dtype=uint_view(dtype)).view(dtype)
         raise ValueError(
             f"{what}: {show(data)} is not a valid {name} value; use a JSON number, 'NaN', 'Infinity', "
             "'-Infinity' or a hex bit pattern like '0x7fc00000'"
@@ -127,11 +127,11 @@ def _nearest_float(value: int, dtype: np.dtype) -> np.ndarray:
         first = np.array(float(value)).astype(dtype)
     if not np.isfinite(first.astype(np.float64)):
         return first
-    bits = int(first.view(_uint_view(dtype)))
+    bits = int(first.view(uint_view(dtype)))
     candidates = []
     for b in (bits - 1, bits, bits + 1):
         if 0 <= b < 1 << (8 * dtype.itemsize):
-            c = np.array(b, dtype=_uint_view(dtype)).view(dtype)
+            c = np.array(b, dtype=uint_view(dtype)).view(dtype)
             f = float(c.astype(np.float64))
             if math.isfinite(f):
                 candidates.append((abs(Fraction(f) - value), b & 1, c))
@@ -210,7 +210,7 @@ def parameter_to_json(value: Any, *, what: str = "value") -> JSON:
     """
     if isinstance(value, (bool, np.bool_)):
         return int(value)
-    if not isinstance(value, str) or value in _SPECIAL_FLOATS or _HEX.match(value):
+    if not isinstance(value, str) or value in _SPECIAL_FLOATS or HEX_PATTERN.match(value):
         return number_to_json(value, what=what)
     try:
         integer = int(value)
@@ -252,7 +252,7 @@ def check_numeric_json(data: JSON, *, what: str = "value", finite: bool = False)
             if finite:
                 raise ValueError(f"{what}: {show(data)} is not valid here; it must be a finite number")
             return
-        if not _HEX.match(data):
+        if not HEX_PATTERN.match(data):
             raise ValueError(
                 f"{what}: {show(data)} is not a number, 'NaN', 'Infinity', '-Infinity' or a hex bit "
                 "pattern like '0x7fc00000'"
@@ -326,8 +326,8 @@ def _float_to_json(value: np.ndarray, dtype: np.dtype) -> JSON:
     with np.errstate(invalid="ignore"):  # a signalling NaN warns when widened; its bits are kept below
         f = float(value.astype(np.float64))
     if math.isnan(f):
-        canonical = np.array(np.nan).astype(dtype).view(_uint_view(dtype))
-        bits = value.view(_uint_view(dtype))
+        canonical = np.array(np.nan).astype(dtype).view(uint_view(dtype))
+        bits = value.view(uint_view(dtype))
         if bits == canonical:
             return "NaN"
         return f"0x{int(bits):0{2 * dtype.itemsize}x}"

@@ -58,19 +58,19 @@ import numpy as np
 from . import _zfpsession
 from ._libzfp import ZFP_TYPE_DOUBLE, ZFP_TYPE_FLOAT
 from .zfp_checks import (
-    _BFLOAT16,
-    _FLOAT_MAX,
+    BFLOAT16,
+    FLOAT_MAX,
     SUPPORTED_DTYPES,
-    _check,
-    _check_settings,
-    _check_shape,
-    _check_values,
-    _checked_shape,
-    _compiled_check,
-    _dtype_label,
-    _native,
-    _Plan,
-    _prepare,
+    check_plan,
+    check_settings,
+    check_shape,
+    check_values,
+    checked_shape,
+    compiled_check,
+    dtype_label,
+    native_dtype,
+    Plan,
+    prepare,
     check_chunk,
     check_dtype,
     check_encode,
@@ -101,9 +101,9 @@ def max_compressed_size(shape: tuple[int, ...], dtype: Any, mode: str, **params:
     152
     """
     shape = tuple(int(n) for n in shape)
-    _check_shape(shape)
+    check_shape(shape)
     zmode = ZfpMode.from_params(mode, params)
-    plan = _check(_native(dtype), zmode)
+    plan = check_plan(native_dtype(dtype), zmode)
     if math.prod(shape) == 0:
         return 0
     return _zfpsession.max_size(zmode, plan.ztype, shape)
@@ -145,17 +145,17 @@ def compress(arr: Any, mode: str, **params: Any) -> bytes:
     """
     zmode = mode_arg(mode, params)
     a = np.asarray(arr)
-    plan = _check(_native(a.dtype), zmode)
+    plan = check_plan(native_dtype(a.dtype), zmode)
     shape = a.shape
-    _check_shape(shape)
-    _check_settings(plan, zmode, len(shape))
+    check_shape(shape)
+    check_settings(plan, zmode, len(shape))
     if a.size == 0:
         return b""
-    check = _compiled_check(plan, zmode)
-    work = _prepare(a, plan, zmode, check_floats=check is None)
+    check = compiled_check(plan, zmode)
+    work = prepare(a, plan, zmode, check_floats=check is None)
     stream = _zfpsession.compress(work, zmode, plan.ztype, check)
     if stream is None:  # the compiled check found values to look at: ours raise, or let them by
-        _check_values(work, plan, zmode)
+        check_values(work, plan, zmode)
         stream = _zfpsession.compress(work, zmode, plan.ztype)
     assert stream is not None
     return stream
@@ -215,8 +215,8 @@ def decompress(
     """
     zmode = mode_arg(mode, params)
     dt_req = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-    plan = _check(_native(dt_req), zmode)
-    shape = _checked_shape(tuple(shape))
+    plan = check_plan(native_dtype(dt_req), zmode)
+    shape = checked_shape(tuple(shape))
     src = _as_bytes_array(buf)
     n = src.size
     count = math.prod(shape)
@@ -252,7 +252,7 @@ def decompress(
     if n > capacity:
         raise ValueError(
             f"zfp stream of {n} bytes is longer than any stream for shape {shape}, "
-            f"{_dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
+            f"{dtype_label(plan.dtype)} and mode {zmode.name!r} can be ({capacity} bytes): "
             "corrupt, or decoded with the wrong shape/dtype/configuration"
         )
     consumed = decode(src, _zfpsession.scratch(max(padded_size, n + 8)), work)
@@ -275,7 +275,7 @@ def decompress(
             np.clip(work, -(1 << (bits - 1)), (1 << (bits - 1)) - 1, out=work)
         result[...] = work
     elif kind == "float":
-        if zmode.lossless and plan.dtype == _BFLOAT16:
+        if zmode.lossless and plan.dtype == BFLOAT16:
             # exact: a bfloat16 is the top half of its float32. (ml_dtypes' cast would turn
             # every NaN into its canonical NaN, payload lost, with a RuntimeWarning.)
             np.right_shift(work.view(np.uint32), 16, out=work.view(np.uint32))
@@ -285,7 +285,7 @@ def decompress(
                 # a lossy value of float16/bfloat16 data can come back a little beyond the
                 # type's largest finite value, which would round to +-Infinity: the nearest
                 # value is the max
-                fmax = _FLOAT_MAX[plan.dtype]
+                fmax = FLOAT_MAX[plan.dtype]
                 np.clip(work, -fmax, fmax, out=work)
             with np.errstate(invalid="ignore"):  # NaN payloads are kept (float16) as they are
                 result[...] = work
@@ -305,17 +305,17 @@ def chunk_encoder(shape: tuple[int, ...], dtype: Any, mode: Any,
     """
     zmode = mode_arg(mode, params)
     dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-    plan = _check(_native(dt), zmode)
-    shape = _checked_shape(tuple(shape))
+    plan = check_plan(native_dtype(dt), zmode)
+    shape = checked_shape(tuple(shape))
     general: Callable[[np.ndarray], bytes] = functools.partial(compress, mode=zmode)
     if plan.work != dt or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE) \
             or math.prod(shape) == 0:
         return general
-    _check_settings(plan, zmode, len(shape))
+    check_settings(plan, zmode, len(shape))
     encode, capacity = _zfpsession.encoder(zmode, plan.ztype, shape)
     if encode is None:
         return general
-    check = _compiled_check(plan, zmode) or (0, 0.0, 0.0)
+    check = compiled_check(plan, zmode) or (0, 0.0, 0.0)
     item, limit, tiny = check
     scratch = _zfpsession.scratch
 
@@ -344,8 +344,8 @@ def chunk_decoder(shape: tuple[int, ...], dtype: Any, mode: Any,
     """
     zmode = mode_arg(mode, params)
     dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-    plan = _check(_native(dt), zmode)
-    shape = _checked_shape(tuple(shape))
+    plan = check_plan(native_dtype(dt), zmode)
+    shape = checked_shape(tuple(shape))
     if plan.work != dt or math.prod(shape) == 0 or not _zfpsession.compiled():
         return functools.partial(decompress, shape=shape, dtype=dt, mode=zmode)
     decode, padded_size = _zfpsession.decoder(zmode, plan.ztype, shape)
@@ -368,7 +368,7 @@ def chunk_decoder(shape: tuple[int, ...], dtype: Any, mode: Any,
     return run
 
 
-def _stream_error(consumed: int, n: int, capacity: int, shape: tuple[int, ...], plan: _Plan,
+def _stream_error(consumed: int, n: int, capacity: int, shape: tuple[int, ...], plan: Plan,
                   mode: ZfpMode) -> None:
     """Raise for a stream of ``n`` bytes of which libzfp took ``consumed``."""
     if consumed > capacity + 8:  # pragma: no cover - would be a libzfp bug
@@ -376,7 +376,7 @@ def _stream_error(consumed: int, n: int, capacity: int, shape: tuple[int, ...], 
     if consumed == 0 or consumed > n:
         raise ValueError(
             f"zfp stream is truncated or corrupt: decoding shape {shape} "
-            f"{_dtype_label(plan.dtype)} ({mode.name}) needs {consumed} bytes, got {n}"
+            f"{dtype_label(plan.dtype)} ({mode.name}) needs {consumed} bytes, got {n}"
         )
     raise ValueError(
         f"zfp stream is corrupt or decoded with the wrong shape/dtype/configuration: it ends "

@@ -29,14 +29,14 @@ from .zfp_mode import ZfpMode
 try:
     import ml_dtypes as _ml_dtypes
 
-    _BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
+    BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - ml_dtypes is optional
-    _BFLOAT16 = None
+    BFLOAT16 = None
 
 __all__ = ["SUPPORTED_DTYPES", "check_chunk", "check_dtype", "check_encode"]
 
 
-class _Plan(NamedTuple):
+class Plan(NamedTuple):
     """How one dtype goes through zfp."""
 
     dtype: np.dtype  # the native-order dtype of the array
@@ -47,9 +47,9 @@ class _Plan(NamedTuple):
 
 
 #: the largest finite value of the types compressed through float32
-_FLOAT_MAX = {np.dtype("float16"): np.float32(np.finfo(np.float16).max)}
-if _BFLOAT16 is not None:
-    _FLOAT_MAX[_BFLOAT16] = np.float32(_ml_dtypes.finfo(_BFLOAT16).max)
+FLOAT_MAX = {np.dtype("float16"): np.float32(np.finfo(np.float16).max)}
+if BFLOAT16 is not None:
+    FLOAT_MAX[BFLOAT16] = np.float32(_ml_dtypes.finfo(BFLOAT16).max)
 
 _ZTYPE = {
     np.dtype("int32"): ZFP_TYPE_INT32,
@@ -61,7 +61,7 @@ _ZTYPE = {
 SUPPORTED_DTYPES = "(u)int8..64, float16, bfloat16, float32, float64, datetime64, timedelta64"
 
 
-def _native(dtype: Any) -> np.dtype:
+def native_dtype(dtype: Any) -> np.dtype:
     dt = np.dtype(dtype)
     if dt.byteorder not in ("=", "|"):
         dt = dt.newbyteorder("=")
@@ -69,19 +69,19 @@ def _native(dtype: Any) -> np.dtype:
 
 
 @lru_cache(maxsize=256)
-def _plan(dtype: np.dtype) -> _Plan:
-    dt = _native(dtype)
+def _plan(dtype: np.dtype) -> Plan:
+    dt = native_dtype(dtype)
     if dt in _ZTYPE:
-        return _Plan(dt, dt, _ZTYPE[dt], "direct", dt.itemsize * 8)
+        return Plan(dt, dt, _ZTYPE[dt], "direct", dt.itemsize * 8)
     if dt.kind in "iu" and dt.itemsize in (1, 2):
-        return _Plan(dt, np.dtype("int32"), ZFP_TYPE_INT32, "promote", dt.itemsize * 8)
+        return Plan(dt, np.dtype("int32"), ZFP_TYPE_INT32, "promote", dt.itemsize * 8)
     if dt.kind == "u" and dt.itemsize in (4, 8):
         work = np.dtype(f"int{dt.itemsize * 8}")
-        return _Plan(dt, work, _ZTYPE[work], "uint", dt.itemsize * 8)
+        return Plan(dt, work, _ZTYPE[work], "uint", dt.itemsize * 8)
     if dt.kind in "mM":
-        return _Plan(dt, np.dtype("int64"), ZFP_TYPE_INT64, "direct", 64)
-    if dt == np.dtype("float16") or (_BFLOAT16 is not None and dt == _BFLOAT16):
-        return _Plan(dt, np.dtype("float32"), ZFP_TYPE_FLOAT, "float", 32)
+        return Plan(dt, np.dtype("int64"), ZFP_TYPE_INT64, "direct", 64)
+    if dt == np.dtype("float16") or (BFLOAT16 is not None and dt == BFLOAT16):
+        return Plan(dt, np.dtype("float32"), ZFP_TYPE_FLOAT, "float", 32)
     raise TypeError(f"zfp cannot compress data type {str(dt)!r}; supported: {SUPPORTED_DTYPES}")
 
 
@@ -97,10 +97,10 @@ def _header_bits(ztype: int, reversible: bool) -> int:
 
 
 @lru_cache(maxsize=1024)
-def _check(dtype: np.dtype, mode: ZfpMode) -> _Plan:
+def check_plan(dtype: np.dtype, mode: ZfpMode) -> Plan:
     plan = _plan(dtype)
     is_int = plan.ztype in (ZFP_TYPE_INT32, ZFP_TYPE_INT64)
-    name = _dtype_label(plan.dtype)
+    name = dtype_label(plan.dtype)
     if mode.name == "fixed_accuracy" and is_int:
         raise TypeError(
             f"zfp mode 'fixed_accuracy' needs floating-point data, but the data type is {name}; "
@@ -123,8 +123,8 @@ def _check(dtype: np.dtype, mode: ZfpMode) -> _Plan:
 
 
 @lru_cache(maxsize=256)
-def _dtype_label(dt: np.dtype) -> str:
-    return "bfloat16" if _BFLOAT16 is not None and dt == _BFLOAT16 else str(dt)
+def dtype_label(dt: np.dtype) -> str:
+    return "bfloat16" if BFLOAT16 is not None and dt == BFLOAT16 else str(dt)
 
 
 def check_dtype(dtype: Any, mode: str, **params: Any) -> np.dtype:
@@ -148,10 +148,10 @@ def check_dtype(dtype: Any, mode: str, **params: Any) -> np.dtype:
     TypeError: zfp mode 'fixed_accuracy' needs floating-point data, but the data type is int32; use
     'fixed_precision', 'fixed_rate', 'expert' or 'reversible' for integers
     """
-    return _check(_native(dtype), ZfpMode.from_params(mode, params)).dtype
+    return check_plan(native_dtype(dtype), ZfpMode.from_params(mode, params)).dtype
 
 
-def _check_shape(shape: tuple[int, ...]) -> None:
+def check_shape(shape: tuple[int, ...]) -> None:
     if len(shape) > 4:
         raise ValueError(
             f"zfp handles arrays of at most 4 dimensions, got shape {shape} ({len(shape)}-D); "
@@ -162,14 +162,14 @@ def _check_shape(shape: tuple[int, ...]) -> None:
 
 
 @lru_cache(maxsize=256)
-def _checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+def checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     """``shape`` as Python ints, checked (remembered: decoders pass the same shape per chunk)."""
     shape = tuple(int(n) for n in shape)
-    _check_shape(shape)
+    check_shape(shape)
     return shape
 
 
-def _prepare(arr: np.ndarray, plan: _Plan, mode: ZfpMode, check_floats: bool = True) -> np.ndarray:
+def prepare(arr: np.ndarray, plan: Plan, mode: ZfpMode, check_floats: bool = True) -> np.ndarray:
     """The C-contiguous array of ``plan.work`` dtype that libzfp compresses, its values checked
     (float values only if ``check_floats``: else the compiled session checks them)."""
     kind = plan.kind
@@ -187,7 +187,7 @@ def _prepare(arr: np.ndarray, plan: _Plan, mode: ZfpMode, check_floats: bool = T
         if plan.dtype.kind in "mM":
             work = work.view(np.int64)
     if check_floats or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
-        _check_values(work, plan, mode)
+        check_values(work, plan, mode)
     return work if kind != "uint" else work.view(plan.work)
 
 
@@ -198,7 +198,7 @@ _LOSSY_LIMIT_EXP = {ZFP_TYPE_INT32: 30, ZFP_TYPE_INT64: 62, ZFP_TYPE_FLOAT: 126,
                     ZFP_TYPE_DOUBLE: 1022}
 
 
-def _check_values(work: np.ndarray, plan: _Plan, mode: ZfpMode) -> None:
+def check_values(work: np.ndarray, plan: Plan, mode: ZfpMode) -> None:
     """Refuse values that zfp would return wrong without an error, before compressing.
 
     Lossy modes: NaN/Infinity (zfp turns them into garbage), integers of magnitude 2**30
@@ -210,7 +210,7 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: ZfpMode) -> None:
     """
     if work.size == 0 or (mode.lossless and plan.kind != "uint"):
         return
-    label = _dtype_label(plan.dtype)
+    label = dtype_label(plan.dtype)
     if plan.ztype in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
         _check_float_values(work, plan, mode, label)
         return
@@ -237,8 +237,8 @@ def _check_values(work: np.ndarray, plan: _Plan, mode: ZfpMode) -> None:
     )
 
 
-def _check_float_values(work: np.ndarray, plan: _Plan, mode: ZfpMode, label: str) -> None:
-    """The lossy float checks of :func:`_check_values`: finite, below the magnitude limit, and
+def _check_float_values(work: np.ndarray, plan: Plan, mode: ZfpMode, label: str) -> None:
+    """The lossy float checks of :func:`check_values`: finite, below the magnitude limit, and
     no block of only tiny values. One pass with the compiled kernels (GIL released)."""
     exp = _LOSSY_LIMIT_EXP[plan.ztype]
     limit, tiny = 2.0**exp, _TINY_BLOCK[plan.ztype]
@@ -271,7 +271,7 @@ def _check_float_values(work: np.ndarray, plan: _Plan, mode: ZfpMode, label: str
 _TINY_BLOCK = {ZFP_TYPE_FLOAT: 2.0**-98, ZFP_TYPE_DOUBLE: 2.0**-962}
 
 
-def _check_tiny_blocks(work: np.ndarray, plan: _Plan, mode: ZfpMode, label: str) -> None:
+def _check_tiny_blocks(work: np.ndarray, plan: Plan, mode: ZfpMode, label: str) -> None:
     """Refuse a lossy float block whose values are all tiny but not all zero."""
     tiny = _TINY_BLOCK[plan.ztype]
     magnitude = np.abs(work)
@@ -300,8 +300,8 @@ def check_chunk(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) ->
     most 4 dimensions, a dtype the mode takes): what reading needs. Writing checks more
     (:func:`check_encode`). ValueError or TypeError naming what would work."""
     shape = tuple(int(n) for n in shape)
-    _check_shape(shape)
-    _check(_native(dtype), ZfpMode.from_params(mode, params))
+    check_shape(shape)
+    check_plan(native_dtype(dtype), ZfpMode.from_params(mode, params))
 
 
 def check_encode(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -> None:
@@ -316,9 +316,9 @@ def check_encode(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -
     (values can come back with flipped signs); use at least 6, or mode 'reversible'
     """
     shape = tuple(int(n) for n in shape)
-    _check_shape(shape)
+    check_shape(shape)
     zmode = ZfpMode.from_params(mode, params)
-    _check_settings(_check(_native(dtype), zmode), zmode, len(shape))
+    check_settings(check_plan(native_dtype(dtype), zmode), zmode, len(shape))
 
 
 #: bits a value may take in the stream, as a multiple of its own bits (fixed_rate and expert
@@ -327,7 +327,7 @@ def check_encode(shape: tuple[int, ...], dtype: Any, mode: str, **params: Any) -
 _MAX_EXPANSION = 32
 
 
-def _check_settings(plan: _Plan, mode: ZfpMode, ndim: int) -> None:
+def check_settings(plan: Plan, mode: ZfpMode, ndim: int) -> None:
     d = max(1, ndim)
     if mode.name == "expert" and mode.reversible_coder and mode.maxbits < ZFP_MAX_BITS:
         raise ValueError(
@@ -343,14 +343,14 @@ def _check_settings(plan: _Plan, mode: ZfpMode, ndim: int) -> None:
             key = f"'rate' = {mode.rate!r}" if mode.name == "fixed_rate" else f"'minbits' = {mode.minbits}"
             limit = _MAX_EXPANSION * own * 4**d / (64 if mode.name == "fixed_rate" else 1)
             raise ValueError(
-                f"zfp mode {mode.name!r}: {key} gives {_dtype_label(plan.dtype)} values in {d}-D "
+                f"zfp mode {mode.name!r}: {key} gives {dtype_label(plan.dtype)} values in {d}-D "
                 f"chunks {per_value:g} bits each, over {_MAX_EXPANSION}x their {own} (mostly padding); "
                 f"valid: at most {limit:g} (see docs/codecs/zfp.md)"
             )
     _check_planes(plan, mode, d)
 
 
-def _check_planes(plan: _Plan, mode: ZfpMode, ndim: int) -> None:
+def _check_planes(plan: Plan, mode: ZfpMode, ndim: int) -> None:
     if plan.ztype not in (ZFP_TYPE_INT32, ZFP_TYPE_INT64) or mode.lossless:
         return
     if mode.name == "fixed_precision":
@@ -363,14 +363,14 @@ def _check_planes(plan: _Plan, mode: ZfpMode, ndim: int) -> None:
     if planes < need:
         raise ValueError(
             f"zfp mode {mode.name!r}: {key} {planes} is too few bit planes for "
-            f"{_dtype_label(plan.dtype)} data in {max(1, ndim)}-D chunks (values can come back with "
+            f"{dtype_label(plan.dtype)} data in {max(1, ndim)}-D chunks (values can come back with "
             f"flipped signs); use at least {need}, or mode 'reversible'"
         )
 
 
-def _compiled_check(plan: _Plan, mode: ZfpMode) -> tuple[int, float, float] | None:
+def compiled_check(plan: Plan, mode: ZfpMode) -> tuple[int, float, float] | None:
     """What the compiled session checks in lossy float data before compressing it (see
-    :func:`._zfpsession.compress`), or None where :func:`_check_values` must run first."""
+    :func:`._zfpsession.compress`), or None where :func:`check_values` must run first."""
     if mode.lossless or plan.ztype not in (ZFP_TYPE_FLOAT, ZFP_TYPE_DOUBLE):
         return None
     if not _zfpsession.compiled():

@@ -47,14 +47,14 @@ def test_switching_the_kernels_off_reaches_arrays_already_written(monkeypatch) -
 def test_kernels_switched_off_mid_compress_still_refuse_nan(monkeypatch) -> None:
     """compress() leaves the check of lossy float values to the compiled session; if the
     kernels are switched off meanwhile (another thread), the values are still checked."""
-    prepare = zfp_core._prepare
+    prepare = zfp_core.prepare
 
     def switch_off_after(*args, **kwargs):
         result = prepare(*args, **kwargs)
         monkeypatch.setattr(_native, "ENABLED", False)
         return result
 
-    monkeypatch.setattr(zfp_core, "_prepare", switch_off_after)
+    monkeypatch.setattr(zfp_core, "prepare", switch_off_after)
     with pytest.raises(ValueError, match="non-finite"):
         zfp_core.compress(np.array([1.0, np.nan, 2.0, 3.0]), "fixed_accuracy", tolerance=1e-3)
 
