@@ -22,15 +22,17 @@ def check_numeric_dtype(codec_id: str, key: str, value: Any) -> np.dtype:
             raise ValueError("not a data type name")
         dt = parse_dtype(value)
     except (ValueError, TypeError):
-        dt, reason = None, "not a supported data type"
+        dt, reason = None, "not a data type"
     else:
         kind = dtype_kind(dt)
         reason = f"a {kind} type"
     if dt is None or kind not in ("int", "uint", "float"):
         invalid = "Invalid target data type: " if key == "data_type" else ""
+        # zarr's own wording (its tests match it): kinds that are not numbers, and types that are
+        # not fixed-size ones at all
+        supported = "integer and floating-point" if dt is not None else "fixed-size integer and floating-point"
         raise ConfigurationError(
-            codec_id, f"{invalid}{key}={show(value)} is {reason}; valid: integer and float types "
-            "(int2..uint64, float16/32/64, bfloat16, float8/6/4 types)"
+            codec_id, f"{invalid}{key}={show(value)} is {reason}; it only supports {supported} data types"
         )
     return dt
 
