@@ -13,8 +13,8 @@ from ..store.errors import ToolError, UsageError
 from ..store.journal import is_journal_key
 from ..store.storage import Location
 
-__all__ = ["METADATA", "V2_FILES", "StoreIndex", "index_store", "is_temporary", "key_in", "read_json", "same_json",
-           "v2_nodes"]
+__all__ = ["METADATA", "V2_FILES", "StoreIndex", "index_store", "is_temporary", "key_in", "read_json",
+           "require_store_directory", "same_json", "v2_nodes"]
 
 V2_FILES = (".zarray", ".zgroup", ".zattrs", ".zmetadata")
 METADATA = (*V2_FILES, "zarr.json")
@@ -171,14 +171,19 @@ def index_store(location: Location, *, v2: bool = True, v3_arrays: bool = False)
     return index
 
 
-def v2_nodes(location: Location) -> StoreIndex:
-    """The index of the zarr v2 store at ``location`` (UsageError if there is none)."""
+def require_store_directory(location: Location) -> None:
+    """UsageError unless ``location`` exists and is a directory (or a prefix in a bucket)."""
     if not location.exists():
         if not location.is_local:
             location.walk()  # a bucket that does not exist is said as such (StoreNotFound)
         raise UsageError(f"{location}: does not exist")
     if not location.isdir():
         raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
+
+
+def v2_nodes(location: Location) -> StoreIndex:
+    """The index of the zarr v2 store at ``location`` (UsageError if there is none)."""
+    require_store_directory(location)
     if not (location.isfile(".zarray") or location.isfile(".zgroup")):
         hint = ""
         if location.isfile("zarr.json"):

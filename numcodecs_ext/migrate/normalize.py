@@ -39,7 +39,7 @@ from .codes import without_maps
 from .filters import NotExpressible, filter_codecs
 from .options import MigrateOptions
 from .plan import ArrayPlan
-from .index import index_store
+from .index import index_store, require_store_directory
 from .prove import apply_codes
 from .runs import View
 from .tasks import Pair, Runner, chosen_for, compare_arrays
@@ -157,12 +157,7 @@ def _hint(reason: str, match: str, wrap: bool) -> str:
 
 def _location(store: Any, storage_options: Any = None) -> Location:
     location = Location.parse(store, storage_options=storage_options)
-    if not location.exists():
-        if not location.is_local:
-            location.walk()  # a bucket that does not exist is said as such (StoreNotFound)
-        raise UsageError(f"{location}: does not exist")
-    if not location.isdir():
-        raise UsageError(f"{location}: is a file, not a zarr store (a directory)")
+    require_store_directory(location)
     if not location.isfile("zarr.json"):
         if location.isfile(".zgroup") or location.isfile(".zarray"):
             raise UsageError(f"{location}: is a zarr v2 store; `numcodecs-ext migrate` brings it "

@@ -62,6 +62,15 @@ def _is_package(name: str) -> bool:
     return MODULES[name].name == "__init__.py"
 
 
+def _absolute(here: str, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` names, relative ones resolved from the package ``here``."""
+    if not node.level:
+        return node.module or ""
+    base = here.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(name: str) -> list[tuple[str, int]]:
     """(module imported, line) for every import in the module, wherever it stands."""
     tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
@@ -71,12 +80,7 @@ def _imports(name: str) -> list[tuple[str, int]]:
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _absolute(here, node)
             found.append((target, node.lineno))
             # `from pkg import submodule` imports the submodule too
             found += [(f"{target}.{a.name}", node.lineno) for a in node.names if f"{target}.{a.name}" in MODULES]
@@ -191,12 +195,7 @@ def test_no_private_name_is_borrowed(name: str) -> None:
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("numcodecs_ext")):
             continue
-        if node.level:
-            base = here.split(".")
-            base = base[: len(base) - (node.level - 1)]
-            target = ".".join(base + ([node.module] if node.module else []))
-        else:
-            target = node.module or ""
+        target = _absolute(here, node)
         for alias in node.names:
             private = alias.name.startswith("_") and not alias.name.startswith("__")
             if private and not _is_module(target, alias.name):
