@@ -29,15 +29,14 @@ from pathlib import Path
 import numpy as np
 
 CANDIDATES = [
-    ("blosc zstd 3, auto shuffle (default)", {"name": "blosc", "level": 3}),
-    ("blosc zstd 3 + byte shuffle", {"name": "blosc", "level": 3, "shuffle": "byte"}),
-    ("blosc zstd 1 + byte shuffle", {"name": "blosc", "level": 1, "shuffle": "byte"}),
-    ("blosc zstd 5, auto shuffle", {"name": "blosc", "level": 5}),
-    ("blosc zstd 3 + bitshuffle", {"name": "blosc", "level": 3, "shuffle": "bit"}),
+    ("blosc zstd 1, 1 MiB blocks, auto shuffle (default)", {"name": "blosc", "level": 1}),
+    ("blosc zstd 7, blosc's blocks (the default before)", {"name": "blosc", "level": 7, "blocksize": 0}),
+    ("blosc zstd 3, 1 MiB blocks, auto shuffle", {"name": "blosc", "level": 3}),
+    ("blosc zstd 1, blosc's blocks, byte shuffle", {"name": "blosc", "level": 1, "shuffle": "byte", "blocksize": 0}),
+    ("blosc zstd 1, 1 MiB blocks + bitshuffle", {"name": "blosc", "level": 1, "shuffle": "bit"}),
     ("blosc lz4 5 + byte shuffle", {"name": "blosc", "level": 5, "shuffle": "byte", "cname": "lz4"}),
     ("zstd 1 (no shuffle)", {"name": "zstd", "level": 1}),
     ("zstd 3 (no shuffle; zarr's default)", {"name": "zstd", "level": 3}),
-    ("zstd 9 (no shuffle)", {"name": "zstd", "level": 9}),
     ("gzip 1 (no shuffle)", {"name": "gzip", "level": 1}),
 ]
 

@@ -3,22 +3,24 @@ built-ins, zarrs and every other implementation read the result.
 
 ``blosc`` (the zarr v3 core codec, with its own byte or bit shuffle over the stored type's
 size), ``zstd``, ``gzip``, or ``none``. ``numcodecs.shuffle`` is not a spec codec, so a shuffle
-comes only with blosc. The default, blosc with zstd inside at level 7 and the ``auto`` shuffle (a
-byte shuffle for types of two bytes and more, none for one-byte types, where a byte shuffle does
-nothing and a bit shuffle makes noise-like data larger), keeps CF-packed integers within 2% of the
-size of the netCDF file they came from, noise-like data included (zlib level 1 to 9 with netCDF-4's
-shuffle; zstd level 3 made noise-like int16 1.07 times the file) and reads faster: ``benchmarks/bench_convert.py``
-measures it against the alternatives, and the table is in the docs.
+comes only with blosc. The default, blosc with zstd inside at level 1 in blocks of 1 MiB, and the
+``auto`` shuffle (a byte shuffle for types of two bytes and more, none for one-byte types, where
+a byte shuffle does nothing and a bit shuffle makes noise-like data larger), keeps CF-packed
+integers within 2% of the size of the netCDF file they came from, noise-like data included (zlib
+level 1 to 9 with netCDF-4's shuffle). The block size, not the level, is what keeps them small:
+blosc's automatic blocks at level 1 made noise-like int16 1.07 times the file, and level 7 (blosc's
+zstd level 13) bought the same size as 1 MiB blocks at level 1 for 10 to 20 times the time.
+``benchmarks/bench_convert.py`` measures it against the alternatives, and the table is in the docs.
 
 Examples
 --------
 >>> c = Compressor.parse("blosc", level=5, shuffle="bit")
 >>> c.describe(2)
-'blosc(zstd, level 5, bitshuffle over 2-byte items)'
+'blosc(zstd, level 5, bitshuffle over 2-byte items, 1 MiB blocks)'
 >>> c.v3(2).to_dict()["configuration"]["typesize"]
 2
 >>> DEFAULT.describe(2), DEFAULT.describe(1)
-('blosc(zstd, level 7, byte shuffle over 2-byte items)', 'blosc(zstd, level 7, no shuffle over 1-byte items)')
+('blosc(zstd, level 1, byte shuffle over 2-byte items, 1 MiB blocks)', 'blosc(zstd, level 1, no shuffle over 1-byte items, 1 MiB blocks)')
 >>> Compressor.parse("gzip", shuffle="byte")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
@@ -33,10 +35,13 @@ from typing import Any
 
 from ..store.errors import UsageError
 
-__all__ = ["COMPRESSORS", "DEFAULT", "SHUFFLES", "Compressor"]
+__all__ = ["BLOCKSIZE", "COMPRESSORS", "DEFAULT", "SHUFFLES", "Compressor"]
+
+#: blosc's block (bytes): large blocks find what noise-like data shares at a cheap level
+BLOCKSIZE = 1 << 20
 
 #: name -> (allowed levels, default level)
-COMPRESSORS = {"blosc": (range(10), 7), "zstd": (range(-7, 23), 3), "gzip": (range(10), 1),
+COMPRESSORS = {"blosc": (range(10), 1), "zstd": (range(-7, 23), 3), "gzip": (range(10), 1),
                "none": (range(1), 0)}
 SHUFFLES = ("auto", "byte", "bit", "none")
 _BLOSC_SHUFFLE = {"byte": "shuffle", "bit": "bitshuffle", "none": "noshuffle"}
@@ -46,16 +51,17 @@ _BLOSC_CNAMES = ("zstd", "lz4", "lz4hc", "blosclz", "zlib")
 @dataclass(frozen=True)
 class Compressor:
     """One compressor for every array: ``name`` in :data:`COMPRESSORS`, its ``level``, blosc's
-    ``shuffle`` and inner ``cname``."""
+    ``shuffle``, inner ``cname`` and ``blocksize`` (bytes; 0: blosc's own choice)."""
 
     name: str = "blosc"
-    level: int = 7
+    level: int = 1
     shuffle: str = "auto"
     cname: str = "zstd"
+    blocksize: int = BLOCKSIZE
 
     @classmethod
     def parse(cls, name: str = "blosc", *, level: int | None = None, shuffle: str | None = None,
-              cname: str = "zstd") -> Compressor:
+              cname: str = "zstd", blocksize: int | None = None) -> Compressor:
         """A validated choice; UsageError names the option, the value and what is valid."""
         if name not in COMPRESSORS:
             raise UsageError(f"--compressor {name!r}: valid choices are {', '.join(COMPRESSORS)}")
@@ -75,7 +81,15 @@ class Compressor:
                              f"for {name}); use --compressor blosc, or --shuffle none")
         if cname not in _BLOSC_CNAMES:
             raise UsageError(f"blosc cname {cname!r}: valid names are {', '.join(_BLOSC_CNAMES)}")
-        return cls(name, level, shuffle, cname)
+        if blocksize is None:
+            blocksize = BLOCKSIZE if name == "blosc" else 0
+        elif name != "blosc" and blocksize:
+            raise UsageError(f"blocksize {blocksize!r}: only blosc has blocks; leave it out for {name}")
+        elif isinstance(blocksize, bool) or not isinstance(blocksize, int) or not (
+                blocksize == 0 or (1 << 10 <= blocksize <= 1 << 30 and blocksize & (blocksize - 1) == 0)):
+            raise UsageError(f"blocksize {blocksize!r}: valid are 0 (blosc's own choice) or a power of two "
+                             "from 1 KiB to 1 GiB")
+        return cls(name, level, shuffle, cname, blocksize)
 
     def shuffle_for(self, itemsize: int) -> str:
         """The shuffle for items of ``itemsize`` bytes (``auto``: byte, none for one-byte items,
@@ -91,7 +105,9 @@ class Compressor:
         if self.name != "blosc":
             return f"{self.name} level {self.level}"
         how = {"byte": "byte shuffle", "bit": "bitshuffle", "none": "no shuffle"}[self.shuffle_for(itemsize)]
-        return f"blosc({self.cname}, level {self.level}, {how} over {itemsize}-byte items)"
+        blocks = f", {self.blocksize >> 10} KiB blocks" if self.blocksize else ""
+        blocks = blocks.replace(" 1024 KiB", " 1 MiB")
+        return f"blosc({self.cname}, level {self.level}, {how} over {itemsize}-byte items{blocks})"
 
     def v3(self, itemsize: int) -> Any:
         """The zarr v3 codec (None for ``none``); blosc's typesize is the stored item size."""
@@ -99,7 +115,7 @@ class Compressor:
 
         if self.name == "blosc":
             return BloscCodec(cname=self.cname, clevel=self.level, shuffle=_BLOSC_SHUFFLE[self.shuffle_for(itemsize)],
-                              typesize=max(1, itemsize))
+                              typesize=max(1, itemsize), blocksize=self.blocksize)
         if self.name == "zstd":
             return ZstdCodec(level=self.level)
         if self.name == "gzip":
@@ -114,7 +130,7 @@ class Compressor:
         if self.name == "blosc":
             shuffle = {"byte": numcodecs.Blosc.SHUFFLE, "bit": numcodecs.Blosc.BITSHUFFLE,
                        "none": numcodecs.Blosc.NOSHUFFLE}[self.shuffle_for(itemsize)]
-            return numcodecs.Blosc(cname=self.cname, clevel=self.level, shuffle=shuffle)
+            return numcodecs.Blosc(cname=self.cname, clevel=self.level, shuffle=shuffle, blocksize=self.blocksize)
         if self.name == "zstd":
             return numcodecs.Zstd(level=self.level)
         if self.name == "gzip":

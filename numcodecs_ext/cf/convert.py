@@ -149,7 +149,7 @@ def convert(
         The size automatic chunks aim at (default 8 MiB of decoded values), trailing dimensions
         kept whole: 16 KiB to 1 GiB.
     compressor : Compressor, optional
-        Default: blosc (zstd inside, level 7) with a byte shuffle over the stored type (none for
+        Default: blosc (zstd inside, level 1, 1 MiB blocks) with a byte shuffle over the stored type (none for
         one-byte types).
     progress : bool
         Progress bars on stderr.

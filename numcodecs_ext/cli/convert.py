@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-mib", default="8", metavar="MIB",
                         help="automatic chunk size in MiB of decoded values (1/64, i.e. 16 KiB, to 1024; default 8)")
     parser.add_argument("--compressor", choices=list(COMPRESSORS), default="blosc",
-                        help="blosc (default: zstd inside, level 7, shuffled), zstd, gzip or none; "
+                        help="blosc (default: zstd inside, level 1, 1 MiB blocks, shuffled), zstd, gzip or none; "
                              "all zarr spec codecs")
-    parser.add_argument("--level", type=int, help="compression level (default: blosc 7, zstd 3, gzip 1)")
+    parser.add_argument("--level", type=int, help="compression level (default: blosc 1, zstd 3, gzip 1)")
     parser.add_argument("--shuffle", choices=list(SHUFFLES),
                         help="blosc's shuffle over the stored type (default auto: byte for 2 bytes and more, none "
                              "for 1 byte)")

@@ -383,7 +383,7 @@ def test_the_summary_names_every_codec_and_the_size_ratio(tmp_path, capsys):
     assert main(["convert", str(src), str(tmp_path / "s.zarr")]) == 0
     captured = capsys.readouterr()
     assert "cast_value(int16, NaN <-> -1000, 999 -> NaN)" in captured.out
-    assert "blosc(zstd, level 7, byte shuffle over 2-byte items)" in captured.out
+    assert "blosc(zstd, level 1, byte shuffle over 2-byte items, 1 MiB blocks)" in captured.out
     assert "(ratio " in captured.out and "writing /" not in captured.out + captured.err
     assert main(["convert", str(src), str(tmp_path / "q.zarr"), "-q"]) == 0
     assert capsys.readouterr() == ("", "")

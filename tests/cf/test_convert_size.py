@@ -50,3 +50,38 @@ def test_default_output_within_two_percent_of_the_netcdf_file(tmp_path, dtype, s
     ratio = _size(dst) / os.path.getsize(src)
     assert report.store_bytes == _size(dst)
     assert ratio <= 1.02, f"{dtype} noise (spread {spread}, zlib {level}): the store is {ratio:.3f} times the file"
+
+
+def test_default_is_level_1_in_1_mib_blocks_in_both_formats(tmp_path):
+    """The default's blocks are in the metadata, so every implementation decodes the same bytes."""
+    import json
+
+    src = tmp_path / "noise.nc"
+    _noise_file(src, "i2", 300, 4)
+    convert(src, tmp_path / "v3.zarr", verify="none")
+    codecs = json.loads((tmp_path / "v3.zarr" / "v" / "zarr.json").read_text())["codecs"]
+    assert codecs[-1] == {"name": "blosc", "configuration": {"typesize": 2, "cname": "zstd", "clevel": 1,
+                                                             "shuffle": "shuffle", "blocksize": 1 << 20}}
+    convert(src, tmp_path / "v2.zarr", verify="none", zarr_format=2)
+    compressor = json.loads((tmp_path / "v2.zarr" / "v" / ".zarray").read_text())["compressor"]
+    assert (compressor["clevel"], compressor["blocksize"], compressor["shuffle"]) == (1, 1 << 20, 1)
+
+
+@pytest.mark.parametrize(("name", "blocksize", "words"), [
+    ("blosc", 3, "power of two"), ("blosc", 1 << 31, "power of two"), ("blosc", -1024, "power of two"),
+    ("blosc", True, "power of two"), ("blosc", "1MiB", "power of two"), ("zstd", 4096, "only blosc has blocks"),
+])
+def test_blocksize_refused_clearly(name, blocksize, words):
+    from numcodecs_ext.cf.compress import Compressor
+    from numcodecs_ext.store.errors import UsageError
+
+    with pytest.raises(UsageError, match=words) as info:
+        Compressor.parse(name, blocksize=blocksize)
+    assert repr(blocksize) in str(info.value)
+
+
+def test_blosc_own_blocks_still_available():
+    from numcodecs_ext.cf.compress import Compressor
+
+    assert Compressor.parse("blosc", level=7, blocksize=0).v3(2).blocksize == 0
+    assert Compressor.parse("zstd").blocksize == 0
