@@ -19,8 +19,10 @@ Examples
 'blosc(zstd, level 5, bitshuffle over 2-byte items, 1 MiB blocks)'
 >>> c.v3(2).to_dict()["configuration"]["typesize"]
 2
->>> DEFAULT.describe(2), DEFAULT.describe(1)
-('blosc(zstd, level 1, byte shuffle over 2-byte items, 1 MiB blocks)', 'blosc(zstd, level 1, no shuffle over 1-byte items, 1 MiB blocks)')
+>>> DEFAULT.describe(2)
+'blosc(zstd, level 1, byte shuffle over 2-byte items, 1 MiB blocks)'
+>>> DEFAULT.describe(1)
+'blosc(zstd, level 1, no shuffle over 1-byte items, 1 MiB blocks)'
 >>> Compressor.parse("gzip", shuffle="byte")  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...

@@ -1,5 +1,7 @@
 """What a codec's per-configuration plan keeps between chunks: the per-chunk functions worked
-out once per chunk layout (zarr passes chunk after chunk of one), and the fill values checked.
+out once per chunk layout (zarr passes chunk after chunk of one), the fill values checked, and
+the chunk specs resolved (zarr resolves the codec chain's metadata for every chunk it reads or
+writes: working the fill value through the codec each time cost as much as the chunk's cast).
 
 Neither is configuration: plans compare, hash and pickle without them (a pickled plan starts
 with both empty; the functions are closures, which do not pickle)."""
@@ -16,11 +18,12 @@ class ChunkPaths:
     """Per-chunk functions by key (at most 64: when full, the oldest all go), and the keys of
     the fill values already checked."""
 
-    __slots__ = ("_fills", "_paths")
+    __slots__ = ("_fills", "_paths", "_specs")
 
     def __init__(self) -> None:
         self._paths: dict[Hashable, Any] = {}
         self._fills: set[Hashable] = set()
+        self._specs: dict[Hashable, Any] = {}
 
     def get(self, key: Hashable) -> Any:
         """The function kept for ``key``, or None."""
@@ -32,6 +35,18 @@ class ChunkPaths:
             self._paths.clear()
         self._paths[key] = path
         return path
+
+    def resolved(self, key: Hashable, resolve: Callable[[], Any]) -> Any:
+        """``resolve()``, worked out once for ``key`` (at most 64 kept; an error is not kept)."""
+        try:
+            return self._specs[key]
+        except KeyError:
+            pass
+        value = resolve()
+        if len(self._specs) >= 64:
+            self._specs.clear()
+        self._specs[key] = value
+        return value
 
     def check_fill_once(self, key: Hashable, check: Callable[[], Any]) -> None:
         """Run ``check`` unless it passed before for ``key``."""

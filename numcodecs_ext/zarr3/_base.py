@@ -64,6 +64,7 @@ from ..codecs._base import ExtCodec
 from ..core import device
 from ..core.dtypes import show
 from ..core.errors import refusal
+from .interning import interned, spec_key
 
 __all__ = ["AdapterMixin", "ArrayArrayV3", "ArrayBytesV3", "native_dtype", "zarr_dtype"]
 
@@ -233,7 +234,7 @@ class _V3Common:
         if not isinstance(configuration, dict):
             raise ValueError(f"codec {name!r}: configuration must be a JSON object, not "
                              f"{show(configuration)}")
-        return cls(codec=cls.parse_configuration(configuration, name), name=name)
+        return interned(cls, name, configuration)
 
     def to_dict(self) -> dict[str, Any]:
         configuration = self._configuration()
@@ -267,7 +268,9 @@ class _V3Common:
             shape, dtype = self._check_at_creation(array_spec)
         bind = getattr(self.codec, "bind", None)
         bound = self.codec if bind is None else bind(shape, dtype)
-        return self if bound is self.codec else type(self)(codec=bound, name=self.name)
+        if bound is self.codec:
+            return self
+        return interned(type(self), self.name, {}, bound)
 
     def _check_at_creation(self, array_spec: ArraySpec) -> tuple[tuple[int, ...], np.dtype]:
         """zarr < 3.2 evolves every codec of a chain with the array's own spec, and resolves the
@@ -299,9 +302,14 @@ class _V3Common:
         # written, so it is checked there (_check_fill): an array another implementation wrote
         # with such a fill value still opens and reads, and none can be written.
         native = native_dtype(chunk_spec)
-        shape, dtype, fill = self.chunk_work.resolve_spec(  # type: ignore[attr-defined]
-            chunk_spec.shape, native, chunk_spec.fill_value, strict=False
-        )
+        work = self.chunk_work  # type: ignore[attr-defined]
+        paths = getattr(work, "paths", None)  # (the plans with per-chunk work to keep)
+        key = None if paths is None else spec_key(chunk_spec.shape, native, chunk_spec.fill_value)
+        if key is None:
+            shape, dtype, fill = work.resolve_spec(chunk_spec.shape, native, chunk_spec.fill_value, strict=False)
+        else:
+            shape, dtype, fill = paths.resolved(
+                key, lambda: work.resolve_spec(chunk_spec.shape, native, chunk_spec.fill_value, strict=False))
         zdtype = chunk_spec.dtype if dtype is native or dtype == native else zarr_dtype(dtype)
         if fill is None:
             fill = zdtype.default_scalar()

@@ -1,0 +1,81 @@
+"""Proving a rewritten run from its stored chunk objects, at about the cost of reading them.
+
+The task that rewrites a run holds the source's values. It reads back the chunk objects it
+stored (one request per object, all at once on object stores: what the store now holds, not
+what was sent) and decodes them as zarr decodes them, through the array's own codec objects,
+with the element-wise chain as one table look-up (:mod:`numcodecs_ext.zarr3.chunk_table`); each
+chunk is compared with the values, bit for bit, in the data's own type. An absent object reads
+as the fill value, as in zarr.
+
+Where the array has no table decoder, or anything differs or fails to decode, the caller reads
+the run through zarr (:func:`~numcodecs_ext.migrate.runs.compare_run`), which is the authority
+and says where and how it differs: this path can only save a read, never pass one that zarr's
+read would fail.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from ..store.faults import ObjectNotFound
+from ..store.storage import Location
+from .runs import chunk_coords, same_values
+
+__all__ = ["prove_stored"]
+
+_DECODERS: dict[Hashable, Any] = {}
+_LOCK = threading.Lock()
+_NONE = object()
+
+
+def _decoder(array: Any, key: Hashable) -> Any:
+    """The table decoder of ``array`` (None: it has none), once per ``key`` in a process."""
+    with _LOCK:
+        found = _DECODERS.get(key)
+    if found is None:
+        from ..zarr3.chunk_table import table_decoder
+
+        found = table_decoder(array.metadata, array.dtype) or _NONE
+        with _LOCK:
+            if len(_DECODERS) >= 16:
+                _DECODERS.clear()
+            _DECODERS[key] = found
+    return None if found is _NONE else found
+
+
+def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ...], values: np.ndarray,
+                 *, key: Hashable) -> bool | None:
+    """Whether every chunk of the chunk-aligned ``sel`` of ``array`` (at ``path`` in
+    ``location``) as stored reads as ``values`` (its values in ``sel``), bit for bit; None
+    where the array has no table decoder. ``key`` names the array's metadata (the decoder is
+    built once per key and process)."""
+    decoder = _decoder(array, key) if sel else None
+    if decoder is None:
+        return None
+    chunks = decoder.chunk_shape
+    prefix = f"{path}/" if path else ""
+    coords = list(chunk_coords(sel, list(chunks)))
+    keys = [prefix + array.metadata.encode_chunk_key(c) for c in coords]
+    stored = location.read_many(keys)
+    fill = np.asarray(array.fill_value, dtype=decoder.table.dtype)
+    for c, k in zip(coords, keys):
+        region = [slice(i * n, min((i + 1) * n, s.stop)) for i, n, s in zip(c, chunks, sel)]
+        want = values[tuple(slice(r.start - s.start, r.stop - s.start) for r, s in zip(region, sel))]
+        data = stored.get(k)
+        if isinstance(data, ObjectNotFound):
+            got = np.full(want.shape, fill)
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            inside = tuple(slice(0, r.stop - r.start) for r in region)
+            try:
+                got = decoder.decode(data if isinstance(data, bytes) else bytes(data))[inside]
+            except Exception:  # noqa: BLE001 - zarr's read says what is wrong
+                return False
+        else:
+            return False
+        if not same_values(want, got):
+            return False
+    return True

@@ -1,0 +1,51 @@
+"""One codec object per configuration: zarr parses zarr.json's codec entries at every open, and
+the chunk work keeps what it worked out (per-chunk functions, resolved specs) on that object."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import zarr
+
+from numcodecs_ext.zarr3 import CastValue, ScaleOffset
+
+
+def _open_codecs(store):
+    return zarr.open_array(store, mode="r").metadata.codecs
+
+
+def test_the_same_configuration_opens_as_the_same_objects(tmp_path):
+    arr = zarr.create_array(tmp_path / "a.zarr", shape=(10,), chunks=(5,), dtype="float32", fill_value=0.0,
+                            filters=[ScaleOffset(offset=1.5, scale=10), CastValue(data_type="int16")])
+    arr[:] = np.arange(10, dtype="f4")
+    first, second = _open_codecs(tmp_path / "a.zarr"), _open_codecs(tmp_path / "a.zarr")
+    assert first[0] is second[0] and first[1] is second[1]
+    other = ScaleOffset.from_dict({"name": "scale_offset", "configuration": {"offset": 2.5, "scale": 10}})
+    assert other is not first[0] and other != first[0]
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "a.zarr", mode="r")[:], np.arange(10, dtype="f4"))
+
+
+def test_interned_codecs_pickle_and_compare_as_before():
+    a = CastValue.from_dict({"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}})
+    b = CastValue.from_dict({"configuration": {"out_of_range": "clamp", "data_type": "uint8"}, "name": "cast_value"})
+    assert a is b
+    back = pickle.loads(pickle.dumps(a))
+    assert back == a and back.to_dict() == a.to_dict()
+
+
+def test_a_refused_fill_value_is_refused_at_every_write(tmp_path):
+    """A spec resolved once is kept; a fill value the codec cannot carry is not, and is refused
+    at each write, not only the first."""
+    arr = zarr.create_array(tmp_path / "b.zarr", shape=(4,), chunks=(2,), dtype="float32", fill_value=1e6,
+                            filters=[CastValue(data_type="int8")])
+    for _ in range(2):
+        with pytest.raises(Exception, match="fill value"):
+            arr[:] = np.zeros(4, "f4")
+
+
+def test_invalid_entries_are_still_refused_each_time():
+    for _ in range(2):
+        with pytest.raises(ValueError, match="scale"):
+            ScaleOffset.from_dict({"name": "scale_offset", "configuration": {"scale": "x"}})
