@@ -14,8 +14,8 @@ Each row's jobs are timed in alternation, best of two, so that a shared machine'
 falls on all of them alike; the ratios are to the row's anchor. The goal (issue 34): verified >=
 0.9x the anchor, ``--verify none`` >= 1.2x.
 
-Usage: ``python benchmarks/bench_verify.py [--quick] [MB]`` (default about 60 MB decoded per
-job; ``--quick`` about 8 MB, once).
+Usage: ``python benchmarks/bench_verify.py [--quick] [MB]`` (default about 256 MB decoded per
+job, about the size of issue 34's measurements; ``--quick`` about 8 MB, once).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def timed(jobs: list[tuple[str, Callable[[], Any]]], repeat: int) -> list[float]
 def run(quick: bool = False, mb: float | None = None) -> None:
     import os
 
-    mb = mb or (8 if quick else 60)
+    mb = mb or (8 if quick else 256)
     repeat = 1 if quick else 2
     work = Path(tempfile.mkdtemp(prefix="bench_verify_", dir="."))
     try:

@@ -94,10 +94,11 @@ class ScaleOffsetChunks:
         key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
         self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
 
-    def encode_chunk(self, arr: np.ndarray) -> np.ndarray:
+    def encode_chunk(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``arr`` encoded (into ``out``, which may be ``arr`` itself, if given)."""
         arr = np.asarray(arr)
         off, sc = self.parameters(arr.dtype.newbyteorder("="))
-        return core.encode(arr, off, sc)
+        return core.encode(arr, off, sc, out=out)
 
     def decode_chunk(self, arr: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dt = np.dtype(dtype)

@@ -47,6 +47,19 @@ def _decoder(array: Any, key: Hashable) -> Any:
     return None if found is _NONE else found
 
 
+_THREAD = threading.local()
+
+
+def _scratch(decoder: Any) -> np.ndarray:
+    """This thread's chunk buffer for ``decoder`` (a chunk decoded into new memory each time
+    costs a page fault per 4 KiB, on dask workers, which return freed memory at once)."""
+    n, dtype = int(np.prod(decoder.chunk_shape)), decoder.table.dtype
+    buf = getattr(_THREAD, "buffer", None)
+    if buf is None or buf.size != n or buf.dtype != dtype:
+        buf = _THREAD.buffer = np.empty(n, dtype)
+    return buf
+
+
 def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ...], values: np.ndarray,
                  *, key: Hashable) -> bool | None:
     """Whether every chunk of the chunk-aligned ``sel`` of ``array`` (at ``path`` in
@@ -62,6 +75,7 @@ def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ..
     keys = [prefix + array.metadata.encode_chunk_key(c) for c in coords]
     stored = location.read_many(keys)
     fill = np.asarray(array.fill_value, dtype=decoder.table.dtype)
+    out = _scratch(decoder)
     for c, k in zip(coords, keys):
         region = [slice(i * n, min((i + 1) * n, s.stop)) for i, n, s in zip(c, chunks, sel)]
         want = values[tuple(slice(r.start - s.start, r.stop - s.start) for r, s in zip(region, sel))]
@@ -71,7 +85,7 @@ def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ..
         elif isinstance(data, (bytes, bytearray, memoryview)):
             inside = tuple(slice(0, r.stop - r.start) for r in region)
             try:
-                got = decoder.decode(data if isinstance(data, bytes) else bytes(data))[inside]
+                got = decoder.decode(data if isinstance(data, bytes) else bytes(data), out)[inside]
             except Exception:  # noqa: BLE001 - zarr's read says what is wrong
                 return False
         else:

@@ -242,10 +242,11 @@ def _first_bad_chunk(source: Any, target: Any, sel: tuple[slice, ...],
 _SCRATCH = threading.local()
 
 
-def read_reusing(array: Any, sel: tuple[slice, ...]) -> Any:
-    """``array[sel]`` of a zarr array of fixed-size items, read into this thread's buffer of
-    the last shape and type it read (the values are good until this thread's next read): a run
-    read back into new memory each time costs a page fault per 4 KiB, as much as its decoding."""
+def read_reusing(array: Any, sel: tuple[slice, ...], slot: str = "target") -> Any:
+    """``array[sel]`` of a zarr array of fixed-size items, read into this thread's buffer
+    ``slot`` of the last shape and type it read there (the values are good until this thread's
+    next read into the slot): a run read into new memory each time costs a page fault per 4 KiB,
+    as much as its decoding."""
     import zarr
     from zarr.buffer import default_buffer_prototype
 
@@ -255,11 +256,12 @@ def read_reusing(array: Any, sel: tuple[slice, ...]) -> Any:
         return array[sel]
     shape = tuple(len(range(*s.indices(n))) for s, n in zip(sel, array.shape))
     key = (shape, dtype.str)
-    if getattr(_SCRATCH, "key", None) != key:
-        _SCRATCH.key, _SCRATCH.buffer = key, default_buffer_prototype().nd_buffer.from_numpy_array(
-            np.empty(shape, dtype))
-    array.get_basic_selection(sel, out=_SCRATCH.buffer)
-    return _SCRATCH.buffer.as_numpy_array()
+    slots = _SCRATCH.__dict__.setdefault("slots", {})
+    found = slots.get(slot)
+    if found is None or found[0] != key:
+        found = slots[slot] = (key, default_buffer_prototype().nd_buffer.from_numpy_array(np.empty(shape, dtype)))
+    array.get_basic_selection(sel, out=found[1])
+    return found[1].as_numpy_array()
 
 
 def compare_run(source: Any, target: Any, sel: tuple[slice, ...], *, name: str,

@@ -47,7 +47,7 @@ from ..store.staging import StagedStore, is_metadata_key, shared_reads
 from ..store.storage import Location
 from ..store.verifying import VerifyPlan
 from .readback import prove_stored
-from .runs import View, chunk_coords, compare_run, quiet, run_shape, runs, values_in
+from .runs import View, chunk_coords, compare_run, read_reusing, quiet, run_shape, runs, values_in
 from .text import error, region
 
 __all__ = ["Compare", "Outcome", "Pair", "Recording", "Runner", "WriteRun", "chosen_for", "compare_arrays",
@@ -95,17 +95,17 @@ class Runner:
 
     def map(self, func: Callable[[Any], Any], tasks: Sequence[Any], *, label: str,
             nbytes: Sequence[int] | None = None, nchunks: Sequence[int] | None = None,
-            describe: Callable[[Any], str] = str) -> list[Any]:
+            describe: Callable[[Any], str] = str, on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
         """``[func(t) for t in tasks]`` on the scheduler (no bar of its own: the caller's bar
-        advances as batches end)."""
+        advances as batches end, or as ``on_done`` is called with each task's index and result)."""
         from ..store.parallel import run_chunkwise
 
         if self.where.distributed:
             return run_chunkwise(func, tasks, label=label, nbytes=nbytes, nchunks=nchunks, progress=False,
-                                 client=self.where.client, describe=describe)
+                                 client=self.where.client, describe=describe, on_done=on_done)
         return run_chunkwise(func, tasks, label=label, nbytes=nbytes, nchunks=nchunks, progress=False,
                              scheduler="threads" if self.where.threads > 1 else "synchronous",
-                             local_only=not self.shared, describe=describe)
+                             local_only=not self.shared, describe=describe, on_done=on_done)
 
     def batches(self, tasks: Iterable[Any]) -> Iterator[list[Any]]:
         batch: list[Any] = []
@@ -441,8 +441,8 @@ def write_run(task: WriteRun) -> WriteResult:
 
     with quiet():
         writer = zarr.open_array(staged, path=task.array, mode="r+", zarr_format=3)
-        try:
-            values = source[task.sel]
+        try:  # (into this thread's buffer: the values are done with when the task ends)
+            values = read_reusing(source, task.sel, "source")
         except Exception as e:  # noqa: BLE001 - a broken source
             raise ToolError(f"array {task.name}: zarr cannot read the source at "
                             f"{region(task.sel)}: {error(e)}") from None

@@ -287,7 +287,7 @@ def _refused(src: Location, array: ArrayPlan) -> str | None:
 def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict[str, bytes],
            listing: dict[str, int], journal: Journal, report: MigrationReport, bar: Progress,
            check: VerifyPlan, runner: Runner, done: _Done) -> str | None:
-    """Write and verify every run of one array, a batch of tasks at a time, each batch recorded
+    """Write and verify every run of one array (a bounded number in flight), each run recorded
     in the journal as it ends: None, or, when kept chunks read differently, why."""
     recorded = journal.runs.get(array.path, {})
     chosen, done.total = chosen_for(check, array)
@@ -311,29 +311,43 @@ def _array(array: ArrayPlan, mode: str, src: Location, dst: Location, docs: dict
             yield (WriteRun(array.path, array.name, number, mode, source, dst, array.key, docs[array.key],
                             sel, tuple(keys), copy, remove, regions, runner.token), step, n)
 
-    for batch in runner.batches(tasks()):
-        results = runner.map(write_run, [t for t, _, _ in batch], label="rewrite" if mode == "rewrite" else "copy",
-                             nbytes=[b for _, b, _ in batch], nchunks=[n for _, _, n in batch],
-                             describe=lambda t: f"array {t.name} at {region(t.sel)}")
-        for (task, step, n), result in zip(batch, results):
-            done.checked += result.checked
-            if result.why is not None:
-                return rewrite_reason(array, result.why)
-            if mode == "keep":
-                sizes = {k: array.chunks[k] for k in task.copy}
-                report.bytes_copied += sum(sizes.values())
-            else:
-                sizes = result.sizes
-                report.chunks_rewritten += len(task.keys)
-            for key in task.keys:
-                listing.pop(key, None)
-                if key in sizes:
-                    listing[key] = sizes[key]
-            journal.done(array.path, task.number, run_digest(sizes))
-            done.bytes += step
-            done.chunks += n
-            bar.advance(step, chunks=n)
+    todo = list(tasks())
+
+    def record(i: int, result: Any) -> None:  # in the driver, as each run ends
+        task, step, n = todo[i]
+        done.checked += result.checked
+        if result.why is not None:
+            raise _Differs(result.why)
+        if mode == "keep":
+            sizes = {k: array.chunks[k] for k in task.copy}
+            report.bytes_copied += sum(sizes.values())
+        else:
+            sizes = result.sizes
+            report.chunks_rewritten += len(task.keys)
+        for key in task.keys:
+            listing.pop(key, None)
+            if key in sizes:
+                listing[key] = sizes[key]
+        journal.done(array.path, task.number, run_digest(sizes))
+        done.bytes += step
+        done.chunks += n
+        bar.advance(step, chunks=n)
+
+    try:
+        runner.map(write_run, [t for t, _, _ in todo], label="rewrite" if mode == "rewrite" else "copy",
+                   nbytes=[b for _, b, _ in todo], nchunks=[n for _, _, n in todo],
+                   describe=lambda t: f"array {t.name} at {region(t.sel)}", on_done=record)
+    except _Differs as e:  # kept chunks read differently: the rest of the array is not wanted
+        return rewrite_reason(array, e.why)
     return None
+
+
+class _Differs(Exception):
+    """A run of kept chunks reads differently (ends the array's runs)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def verify_stores(src: Location, dst: Location, report: MigrationReport, *, progress: bool = False,

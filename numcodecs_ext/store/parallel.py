@@ -276,7 +276,7 @@ def run_chunkwise(func: Callable[[T], R], runs: Sequence[T], *, label: str = "wo
                   nbytes: Sequence[int] | None = None, nchunks: Sequence[int] | None = None,
                   progress: bool = True, client: Any = None, scheduler: str | None = None,
                   local_only: bool = False, in_flight: int | None = None,
-                  describe: Callable[[T], str] = str) -> list[R]:
+                  describe: Callable[[T], str] = str, on_done: Callable[[int, R], None] | None = None) -> list[R]:
     """``[func(run) for run in runs]``, run as tasks on the configured scheduler
     (:func:`find_scheduler`), a bounded number at a time; results in the order of ``runs``.
 
@@ -298,6 +298,10 @@ def run_chunkwise(func: Callable[[T], R], runs: Sequence[T], *, label: str = "wo
         Tasks submitted and not finished at any time (default: twice the cluster's threads).
     describe
         How an error message names a run.
+    on_done
+        Called here with each run's index and result as it ends, in the order they end (a
+        journal recorded run by run: no batch waits for its slowest task while workers idle).
+        What it raises ends the work, the tasks not yet finished cancelled.
     """
     runs = list(runs)
     sizes = list(nbytes) if nbytes is not None else [0] * len(runs)
@@ -310,8 +314,8 @@ def run_chunkwise(func: Callable[[T], R], runs: Sequence[T], *, label: str = "wo
         limit = max(1, in_flight or 2 * where.total_threads())
         bar = stack.enter_context(Progress(sum(sizes), label, chunks=sum(counts), enabled=progress))
         if where.distributed:
-            return _on_cluster(where.client, func, runs, sizes, counts, label, limit, bar, describe)
-        return _here(func, runs, sizes, counts, label, where.threads, limit, bar, describe)
+            return _on_cluster(where.client, func, runs, sizes, counts, label, limit, bar, describe, on_done)
+        return _here(func, runs, sizes, counts, label, where.threads, limit, bar, describe, on_done)
 
 
 def _failure(label: str, what: str, e: BaseException) -> BaseException:
@@ -342,7 +346,8 @@ def fails_again(e: BaseException | None) -> bool:
 
 
 def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[int], label: str,
-          threads: int, limit: int, bar: Progress, describe: Callable[[T], str]) -> list[R]:
+          threads: int, limit: int, bar: Progress, describe: Callable[[T], str],
+          on_done: Callable[[int, R], None] | None = None) -> list[R]:
     results: list[Any] = [None] * len(runs)
     if threads <= 1:
         for i, run in enumerate(runs):
@@ -351,6 +356,8 @@ def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[
             except Exception as e:
                 raise _failure(label, describe(run), e) from e
             bar.advance(sizes[i], counts[i])
+            if on_done is not None:
+                on_done(i, results[i])
         return results
     with concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"numcodecs-ext-{label}") as pool:
         pending: dict[concurrent.futures.Future[Any], int] = {}
@@ -371,6 +378,8 @@ def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[
                         raise _failure(label, describe(runs[i]), error) from error
                     results[i] = future.result()
                     bar.advance(sizes[i], counts[i])
+                    if on_done is not None:
+                        on_done(i, results[i])
                     nxt = next(following, None)
                     if nxt is not None:
                         pending[pool.submit(func, runs[nxt])] = nxt
@@ -381,7 +390,8 @@ def _here(func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[
 
 
 def _on_cluster(client: Any, func: Callable[[T], R], runs: list[T], sizes: list[int], counts: list[int],
-                label: str, limit: int, bar: Progress, describe: Callable[[T], str]) -> list[R]:
+                label: str, limit: int, bar: Progress, describe: Callable[[T], str],
+                on_done: Callable[[int, R], None] | None = None) -> list[R]:
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
@@ -420,6 +430,8 @@ def _on_cluster(client: Any, func: Callable[[T], R], runs: list[T], sizes: list[
             results[i] = future.result()
             future.release()
             bar.advance(sizes[i], counts[i])
+            if on_done is not None:
+                on_done(i, results[i])
             nxt = next(following, None)
             if nxt is not None:
                 submit(nxt)

@@ -46,8 +46,9 @@ class TableDecoder:
     bytes_codecs: tuple[Any, ...]
     spec: ArraySpec  # what the bytes -> bytes codecs are given
 
-    def decode(self, stored: bytes) -> np.ndarray:
-        """The chunk ``stored`` holds; ValueError if its decoded size is not the chunk's."""
+    def decode(self, stored: bytes, out: np.ndarray | None = None) -> np.ndarray:
+        """The chunk ``stored`` holds (into ``out``, a C-contiguous array of the chunk's size and
+        the array's dtype, if given); ValueError if its decoded size is not the chunk's."""
         buf = default_buffer_prototype().buffer.from_bytes(stored)
         for codec in reversed(self.bytes_codecs):
             buf = codec._decode_sync(buf, self.spec)
@@ -58,10 +59,12 @@ class TableDecoder:
         codes = raw.view(self.codes)
         if not codes.dtype.isnative:
             codes = codes.byteswap().view(codes.dtype.newbyteorder())
-        out = np.empty(n, self.table.dtype)
-        if not codetable.take(codes, self.table, out):
-            out[:] = self.table[codes.view(codetable.unsigned(codes.itemsize))]
-        return out.reshape(self.chunk_shape)
+        flat = np.empty(n, self.table.dtype) if out is None else out.reshape(-1)
+        if flat.size != n or flat.dtype != self.table.dtype:
+            raise ValueError(f"out must hold {n} items of {self.table.dtype}")
+        if not codetable.take(codes, self.table, flat):
+            flat[:] = self.table[codes.view(codetable.unsigned(codes.itemsize))]
+        return flat.reshape(self.chunk_shape)
 
 
 def table_decoder(metadata: Any, dtype: np.dtype) -> TableDecoder | None:

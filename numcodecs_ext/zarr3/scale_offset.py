@@ -23,7 +23,7 @@ from typing import Any
 
 from ..codecs.scale_offset import ScaleOffset as _ScaleOffset
 from ..core.scale_offset_chunks import ScaleOffsetChunks
-from ._base import AdapterMixin, ArrayArrayV3
+from ._base import AdapterMixin, ArrayArrayV3, claim_fresh
 
 __all__ = ["NumcodecsScaleOffset", "ScaleOffset"]
 
@@ -44,6 +44,10 @@ class _ScaleOffsetFields(ArrayArrayV3):
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: Any) -> int:
         return input_byte_length  # same dtype, same shape
+
+    def _encode_chunk(self, arr: Any) -> Any:
+        # (a temporary of the codec before us, such as a cast_value to float64: in place)
+        return self.chunk_work.encode_chunk(arr, out=arr if claim_fresh(arr) else None)
 
 
 @dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)

@@ -44,6 +44,28 @@ def test_here_in_order_with_progress(scheduler, capsys):
     assert "50/50 chunks" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("scheduler", ["synchronous", "threads"])
+def test_on_done_sees_each_result_as_it_ends_and_can_stop_the_rest(scheduler):
+    seen: list[tuple[int, int]] = []
+    got = run_chunkwise(cluster_tasks.square, list(range(40)), progress=False, scheduler=scheduler,
+                        in_flight=4, on_done=lambda i, r: seen.append((i, r)))
+    assert sorted(seen) == [(i, i * i) for i in range(40)] and got == [i * i for i in range(40)]
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_5(i: int, result: int) -> None:
+        seen.append((i, result))
+        if i == 5:
+            raise Stop
+
+    seen.clear()
+    with pytest.raises(Stop):
+        run_chunkwise(cluster_tasks.square, list(range(1000)), progress=False, scheduler=scheduler, in_flight=4,
+                      on_done=stop_at_5)
+    assert (5, 25) in seen and len(seen) < 20  # the rest was not run
+
+
 def test_here_without_dask_configuration():
     with dask.config.set(scheduler=None), find_scheduler() as where:
         assert not where.distributed and where.threads >= 1
@@ -142,6 +164,26 @@ def test_bounded_tasks_in_the_scheduler(cluster2):
         seen = run_chunkwise(cluster_tasks.tasks_in_scheduler, [(label, i) for i in range(40)],
                              label=label, client=client, in_flight=4, progress=False)
         assert max(seen) <= 4 + 2, seen  # the bound, and released tasks not yet forgotten
+
+
+@pytest.mark.cluster
+def test_on_done_on_a_cluster_streams_results_and_a_raise_cancels_the_rest(cluster2):
+    with distributed.Client(cluster2) as client:
+        seen: list[int] = []
+        got = run_chunkwise(cluster_tasks.square, list(range(30)), client=client, in_flight=4, progress=False,
+                            on_done=lambda i, r: seen.append(r))
+        assert sorted(seen) == sorted(got) == [i * i for i in range(30)]
+
+        def stop(i: int, result: int) -> None:
+            seen.append(i)
+            if len(seen) == 3:
+                raise KeyError("enough")
+
+        seen.clear()
+        with pytest.raises(KeyError, match="enough"):
+            run_chunkwise(cluster_tasks.square, list(range(500)), client=client, in_flight=4, progress=False,
+                          on_done=stop)
+        assert len(seen) == 3
 
 
 @pytest.mark.cluster

@@ -49,3 +49,30 @@ def test_invalid_entries_are_still_refused_each_time():
     for _ in range(2):
         with pytest.raises(ValueError, match="scale"):
             ScaleOffset.from_dict({"name": "scale_offset", "configuration": {"scale": "x"}})
+
+
+def test_encode_in_place_only_on_a_temporary_of_ours(tmp_path):
+    """scale_offset after a cast_value to float64 encodes the cast's temporary in place: the
+    bytes are those of the codecs one after the other, and the caller's array is never written,
+    whether scale_offset comes first or second."""
+    values = (250 + np.random.default_rng(1).random((300, 64)) * 600).astype("f4")
+    kept = values.copy()
+    chain = [CastValue(data_type="float64", out_of_range="clamp"), ScaleOffset(offset=250, scale=100),
+             CastValue(data_type="uint16")]
+    arr = zarr.create_array(tmp_path / "c.zarr", shape=values.shape, chunks=(128, 64), dtype="f4", filters=chain,
+                            compressors=[], fill_value=250.0)
+    arr[:] = values
+    assert np.array_equal(values.view("u4"), kept.view("u4"))
+    for i in range(3):  # each stored chunk is the three codecs applied one after the other
+        part = np.zeros((128, 64), "f4") + np.float32(250)
+        block = values[i * 128:(i + 1) * 128]
+        part[:block.shape[0]] = block
+        expected = part.astype("f8")
+        expected = np.rint((expected - 250) * 100).astype("<u2")
+        assert (tmp_path / "c.zarr" / "c" / str(i) / "0").read_bytes() == expected.tobytes()
+    first = np.ascontiguousarray(values.astype("f8"))
+    kept64 = first.copy()
+    direct = zarr.create_array(tmp_path / "d.zarr", shape=first.shape, chunks=first.shape, dtype="f8",
+                               filters=chain[1:], compressors=[], fill_value=250.0)
+    direct[:] = first  # scale_offset first: the caller's float64 array, never written
+    assert np.array_equal(first.view("u8"), kept64.view("u8"))
