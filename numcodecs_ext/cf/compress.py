@@ -107,8 +107,8 @@ class Compressor:
         if self.name != "blosc":
             return f"{self.name} level {self.level}"
         how = {"byte": "byte shuffle", "bit": "bitshuffle", "none": "no shuffle"}[self.shuffle_for(itemsize)]
-        blocks = f", {self.blocksize >> 10} KiB blocks" if self.blocksize else ""
-        blocks = blocks.replace(" 1024 KiB", " 1 MiB")
+        size = self.blocksize
+        blocks = "" if not size else (f", {size >> 20} MiB blocks" if size >= 1 << 20 else f", {size >> 10} KiB blocks")
         return f"blosc({self.cname}, level {self.level}, {how} over {itemsize}-byte items{blocks})"
 
     def v3(self, itemsize: int) -> Any:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numcodecs.abc import Codec
 
+from ..core.chunk_paths import fill_key
 from ..core.dtypes import show
 from ..core.errors import ConfigurationError, ConfigurationTypeError, refusal, refusing
 from ..core.parameters import representable
@@ -186,7 +187,7 @@ class ExtCodec(Codec):
     def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
         """Raise if chunks of this shape and dtype with this fill value cannot be written: the
         fill value must go through the codec as the spec requires (checked once per value)."""
-        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        key = fill_key(dtype, fill_value, len(shape))
         checked = self.__dict__.setdefault("_fills_checked", set())
         if key not in checked:
             self.resolve_spec(shape, dtype, fill_value, strict=True)  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from . import device
 from .buffers import typed
 from .cast_rounding import CastError, is_exact_cast
 from .cast_value import cast_array, reserved_codes
-from .chunk_paths import ChunkPaths
+from .chunk_paths import ChunkPaths, fill_key
 from .dtypes import dtype_kind, dtype_name, is_nan, numeric_info, scalar_text, show
 from .errors import ConfigurationError, refusing
 from .parameters import check_numeric_dtype, representable
@@ -157,7 +157,7 @@ class CastValueChunks:
 
     def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
         """Raise if chunks of this shape and dtype with this fill value cannot be written."""
-        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        key = fill_key(dtype, fill_value, len(shape))
         self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
 
     def encode_chunk(self, arr: np.ndarray) -> np.ndarray:

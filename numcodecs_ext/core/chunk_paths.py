@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["ChunkPaths"]
+__all__ = ["ChunkPaths", "fill_key"]
+
+
+def fill_key(dtype: Any, fill_value: Any, ndim: int) -> Hashable:
+    """What a fill value's check depends on: the dtypes themselves (every one-byte ml_dtypes
+    type has the same ``.str``, '<V1'), the fill value's bytes and the number of dimensions."""
+    import numpy as np
+
+    fill = np.asarray(fill_value)
+    return (np.dtype(dtype), fill.dtype, fill.tobytes(), ndim)
 
 
 class ChunkPaths:

@@ -23,7 +23,7 @@ import numpy as np
 from . import device
 from . import scale_offset as core
 from .buffers import typed
-from .chunk_paths import ChunkPaths
+from .chunk_paths import ChunkPaths, fill_key
 from .dtypes import dtype_name, show
 from .errors import ConfigurationError, refusing
 from .parameters import check_numeric_dtype, representable
@@ -91,7 +91,7 @@ class ScaleOffsetChunks:
 
     def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
         """Raise if chunks of this shape and dtype with this fill value cannot be written."""
-        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        key = fill_key(dtype, fill_value, len(shape))
         self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
 
     def encode_chunk(self, arr: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

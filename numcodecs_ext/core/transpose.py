@@ -32,7 +32,7 @@ import numpy as np
 from . import _native, device
 from ._native import kernels
 from .buffers import typed
-from .chunk_paths import ChunkPaths
+from .chunk_paths import ChunkPaths, fill_key
 from .errors import ConfigurationError
 
 __all__ = [
@@ -352,7 +352,7 @@ class TransposeChunks:
 
     def check_fill(self, shape: tuple[int, ...], dtype: np.dtype, fill_value: Any) -> None:
         """Raise if chunks of this shape and dtype with this fill value cannot be written."""
-        key = (np.dtype(dtype).str, np.asarray(fill_value).tobytes(), len(shape))
+        key = fill_key(dtype, fill_value, len(shape))
         self.paths.check_fill_once(key, lambda: self.resolve_spec(shape, dtype, fill_value, strict=True))
 
     # zarr copies a chunk once more anyway (the bytes codec on encode, the write into the output

@@ -301,7 +301,8 @@ def run_chunkwise(func: Callable[[T], R], runs: Sequence[T], *, label: str = "wo
     on_done
         Called here with each run's index and result as it ends, in the order they end (a
         journal recorded run by run: no batch waits for its slowest task while workers idle).
-        What it raises ends the work, the tasks not yet finished cancelled.
+        What it raises ends the work: the tasks not started are cancelled, and those running
+        end before it is raised here.
     """
     runs = list(runs)
     sizes = list(nbytes) if nbytes is not None else [0] * len(runs)
@@ -393,6 +394,7 @@ def _on_cluster(client: Any, func: Callable[[T], R], runs: list[T], sizes: list[
                 label: str, limit: int, bar: Progress, describe: Callable[[T], str],
                 on_done: Callable[[int, R], None] | None = None) -> list[R]:
     from distributed import as_completed
+    from distributed import wait as distributed_wait
 
     token = uuid.uuid4().hex[:8]
     results: list[Any] = [None] * len(runs)
@@ -431,7 +433,14 @@ def _on_cluster(client: Any, func: Callable[[T], R], runs: list[T], sizes: list[
             future.release()
             bar.advance(sizes[i], counts[i])
             if on_done is not None:
-                on_done(i, results[i])
+                try:
+                    on_done(i, results[i])
+                except BaseException:
+                    # a running task cannot be cancelled: the caller goes on only once those in
+                    # flight have ended (what it does next may write where they write)
+                    with contextlib.suppress(Exception):
+                        distributed_wait(list(stream.futures))
+                    raise
             nxt = next(following, None)
             if nxt is not None:
                 submit(nxt)

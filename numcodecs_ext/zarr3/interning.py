@@ -33,8 +33,12 @@ def interned(cls: type, name: str, configuration: dict[str, Any], bound: Any = N
         return cls(codec=cls.parse_configuration(configuration, name) if bound is None else bound, name=name)
 
     try:
-        text = json.dumps(configuration if bound is None else ["bound", bound.get_config()], sort_keys=True)
-    except (TypeError, ValueError):  # (not JSON: refused by the parsing, in its words)
+        what = configuration if bound is None else ["bound", bound.get_config()]
+        text = json.dumps(what, sort_keys=True)
+        plain = json.loads(text) == what  # (a tuple, an int key ...: not one JSON, parsed as it is)
+    except (TypeError, ValueError, RecursionError):  # (not JSON: refused by the parsing, in its words)
+        return make()
+    if not plain:
         return make()
     key = (cls, name + "\0" + text)
     with _INTERNED_LOCK:
@@ -55,4 +59,5 @@ def spec_key(shape: Any, dtype: np.dtype, fill: Any) -> tuple[Any, ...] | None:
     fill_array = np.asarray(fill)
     if fill_array.dtype.hasobject:
         return None
-    return (tuple(shape), dtype.str, fill_array.dtype.str, fill_array.tobytes())
+    # (the dtypes themselves: every one-byte ml_dtypes type has the same .str, '<V1')
+    return (tuple(shape), np.dtype(dtype), fill_array.dtype, fill_array.tobytes())

@@ -120,3 +120,14 @@ def kill_worker_when(pid: int, ready: Callable[[], bool], before: Callable[[], N
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
     return thread, killed
+
+
+def sleep_then_touch(run: tuple[str, int, float]) -> int:
+    """Sleep, then create a file: a task still running after its caller would have gone on."""
+    import time
+    from pathlib import Path
+
+    folder, i, seconds = run
+    time.sleep(seconds)
+    (Path(folder) / f"wrote-{i}").touch()
+    return i

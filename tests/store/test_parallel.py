@@ -187,6 +187,20 @@ def test_on_done_on_a_cluster_streams_results_and_a_raise_cancels_the_rest(clust
 
 
 @pytest.mark.cluster
+def test_a_raise_in_on_done_returns_only_after_the_running_tasks_end(cluster2, tmp_path):
+    """dask cannot stop a running task: the caller must not go on (migrate switches an array to
+    a rewrite) while a task of the work it ended still writes."""
+    def stop(i: int, result: int) -> None:
+        raise KeyError("differs")
+
+    runs = [(str(tmp_path), 0, 0.1), (str(tmp_path), 1, 1.5)]
+    with distributed.Client(cluster2) as client, pytest.raises(KeyError, match="differs"):
+        run_chunkwise(cluster_tasks.sleep_then_touch, runs, client=client, in_flight=2, progress=False,
+                      on_done=stop)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wrote-0", "wrote-1"]
+
+
+@pytest.mark.cluster
 def test_scheduler_address_for_the_command_line(cluster2):
     """A command-line run finds the cluster through DASK_SCHEDULER_ADDRESS and runs its tasks
     on the cluster's workers."""

@@ -76,3 +76,39 @@ def test_encode_in_place_only_on_a_temporary_of_ours(tmp_path):
                                filters=chain[1:], compressors=[], fill_value=250.0)
     direct[:] = first  # scale_offset first: the caller's float64 array, never written
     assert np.array_equal(first.view("u8"), kept64.view("u8"))
+
+
+@pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")
+def test_one_byte_types_of_the_same_bytes_keep_their_own_fill_values(tmp_path):
+    """Codecs are shared between arrays; what they keep per fill value is kept per dtype, and
+    every one-byte ml_dtypes type has the same ``.str``: a float4 fill value of byte 0x02 (1.0)
+    must not become a float8 array's fill value of byte 0x02 (0.0039)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from packaging.version import Version
+    from zarr.codecs import BytesCodec, ShardingCodec
+
+    if Version(zarr.__version__) < Version("3.2"):
+        pytest.skip("zarr 3.1 does not shard ml_dtypes' one-byte types")
+
+    from numcodecs_ext.zarr3.dtypes import register_zarr_dtypes
+
+    register_zarr_dtypes()
+    f8 = ml_dtypes.float8_e4m3
+
+    def make(name, dtype, fill):
+        try:
+            return zarr.create_array(tmp_path / name, shape=(8,), chunks=(4,), shards=(8,), dtype=dtype,
+                                     fill_value=fill, filters=[CastValue(data_type="float32")],
+                                     serializer=ShardingCodec(chunk_shape=(4,), codecs=[BytesCodec()]),
+                                     compressors=None, config={"write_empty_chunks": False})
+        except Exception as e:  # noqa: BLE001 - zarr 3.1 has no such types
+            pytest.skip(f"zarr cannot create a {dtype} array here: {e}")
+
+    make("b", "float4_e2m1fn", 1.0)
+    make("a", "float8_e4m3", np.array([2], np.uint8).view(f8)[0])
+    b = zarr.open_array(tmp_path / "b", mode="r+")  # (opened: one codec object for both arrays)
+    b[:] = np.zeros(8, ml_dtypes.float4_e2m1fn)
+    a = zarr.open_array(tmp_path / "a", mode="r+")
+    values = np.array([1, 1, 1, 1, 5, 5, 5, 5], f8)  # the first shard chunk is the fill value: not stored
+    a[:] = values
+    assert np.array_equal(zarr.open_array(tmp_path / "a", mode="r")[:].view("u1"), values.view("u1"))
