@@ -47,6 +47,7 @@ from ..store.staging import StagedStore, is_metadata_key, shared_reads
 from ..store.storage import Location
 from ..store.verifying import VerifyPlan
 from .readback import prove_stored
+from .rewrite import store_run
 from .runs import View, chunk_coords, compare_run, read_reusing, quiet, run_shape, runs, values_in
 from .text import error, region
 
@@ -450,8 +451,9 @@ def write_run(task: WriteRun) -> WriteResult:
             # zarr 3.1 stores a structured value of another byte order as its raw bytes (a big-
             # endian field read back byte-swapped): numpy converts field by field
             values = values.astype(writer.dtype)
-        try:
-            writer[task.sel] = values
+        try:  # (whole chunks encoded here, as zarr's write would; zarr's write where it cannot be)
+            if not store_run(staged, task.array, writer, task.sel, values, key=(task.token, task.doc_key, task.doc)):
+                writer[task.sel] = values
         except Exception as e:  # noqa: BLE001 - refused by the new codecs
             raise ToolError(f"array {task.name}: zarr refuses to write {region(task.sel)} "
                             f"through the new metadata: {error(e)}. {task.dst} holds only "

@@ -1,0 +1,72 @@
+"""Storing a rewritten run: its chunks encoded in the task's thread, as zarr's write encodes them.
+
+The run's values are whole chunks (runs are chunk-aligned; the array's edge chunks are padded
+with the fill value, as zarr pads them). Each chunk goes through the array's codec chain in the
+calling thread (:mod:`numcodecs_ext.zarr3.chunk_encoder`: the same codec objects, specs and
+empty-chunk rule as zarr's write), and the run's objects are stored, or deleted where zarr
+stores none, in one concurrent round on the store zarr writes to. zarr's own write sends every
+chunk through its event loop and a thread hop per codec: for the chunks of a migration, that
+machinery cost as much as the encoding.
+
+Where the array has no chunk encoder, or the values are not of the array's own dtype (zarr
+converts them first), :func:`store_run` says so and the caller writes through zarr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from .runs import chunk_coords
+
+__all__ = ["store_run"]
+
+_ENCODERS: dict[Hashable, Any] = {}
+_LOCK = threading.Lock()
+_NONE = object()
+
+
+def _encoder(array: Any, key: Hashable) -> Any:
+    """The chunk encoder of the zarr array ``array`` (None: it has none), once per ``key``."""
+    with _LOCK:
+        found = _ENCODERS.get(key)
+    if found is None:
+        from ..zarr3.chunk_encoder import chunk_encoder
+
+        found = chunk_encoder(array.metadata, array.config) or _NONE
+        with _LOCK:
+            if len(_ENCODERS) >= 16:
+                _ENCODERS.clear()
+            _ENCODERS[key] = found
+    return None if found is _NONE else found
+
+
+async def _put(store: Any, items: list[tuple[str, Any]]) -> None:
+    await asyncio.gather(*(store.set(k, b) if b is not None else store.delete(k) for k, b in items))
+
+
+def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values: Any, *, key: Hashable) -> bool:
+    """Encode the chunk-aligned run ``sel`` of ``array`` (the zarr array at ``path`` in the zarr
+    ``store``) holding ``values``, and store its chunks as zarr's write would; False (nothing
+    written) where it cannot be done so. ``key`` names the array's metadata. Raises what the
+    codecs raise (a value or a fill value they refuse)."""
+    from ..store.base import run_sync
+
+    encoder = _encoder(array, key) if sel else None
+    if encoder is None or not isinstance(values, np.ndarray) or values.dtype != encoder.dtype:
+        return False
+    chunks = encoder.chunk_shape
+    prefix = f"{path}/" if path else ""
+    items = []
+    for c in chunk_coords(sel, list(chunks)):
+        local = tuple(slice(i * n - s.start, min((i + 1) * n, s.stop) - s.start) for i, n, s in zip(c, chunks, sel))
+        chunk = values[local]
+        if chunk.shape != chunks:  # an edge chunk of the array
+            chunk = encoder.padded(chunk)
+        items.append((prefix + array.metadata.encode_chunk_key(c), encoder.encode(chunk)))
+    run_sync(_put(store, items))
+    return True
