@@ -19,7 +19,7 @@ except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
 
 from . import _native
-from ._blocks import BLOCK, contiguous, iter_blocks, scratch
+from .blocks import BLOCK, contiguous, iter_blocks, scratch
 from .cast_rounding import OUT_OF_RANGE_MODES, ROUNDING_MODES, is_native_c, ROUND_SCALAR, CastError
 from .cast_rounding import round_float_grid, round_int_grid, round_to_int, is_exact_cast
 from .dtypes import NumericInfo, scalar_text

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import _native
-from ._blocks import scratch
+from .blocks import scratch
 
 __all__ = ["MIN_ELEMENTS_PER_CODE", "cached", "domain", "exactly", "lookup", "take", "unsigned"]
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _native, codetable
 from . import scale_offset as so
-from ._blocks import contiguous, iter_blocks, scratch
+from .blocks import contiguous, iter_blocks, scratch
 from .cast_value import cast_array, cast_plan, numeric_info
 from .scalar_map import bits_dtype as _bits_dtype
 from .scalar_map import cache_key

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _native
-from ._blocks import BLOCK, contiguous, iter_blocks
+from .blocks import BLOCK, contiguous, iter_blocks
 from .cast_value import NumericInfo, cast_array, numeric_info
 from .codetable import exactly
 from .dtypes import show

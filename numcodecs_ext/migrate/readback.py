@@ -15,49 +15,17 @@ read would fail.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
+from ..core.blocks import scratch
 from ..store.faults import ObjectNotFound
 from ..store.storage import Location
-from .runs import chunk_coords, same_values
+from .runs import built_once, chunk_coords, same_values
 
 __all__ = ["prove_stored"]
-
-_DECODERS: dict[Hashable, Any] = {}
-_LOCK = threading.Lock()
-_NONE = object()
-
-
-def _decoder(array: Any, key: Hashable) -> Any:
-    """The table decoder of ``array`` (None: it has none), once per ``key`` in a process."""
-    with _LOCK:
-        found = _DECODERS.get(key)
-    if found is None:
-        from ..zarr3.chunk_table import table_decoder
-
-        found = table_decoder(array.metadata, array.dtype) or _NONE
-        with _LOCK:
-            if len(_DECODERS) >= 16:
-                _DECODERS.clear()
-            _DECODERS[key] = found
-    return None if found is _NONE else found
-
-
-_THREAD = threading.local()
-
-
-def _scratch(decoder: Any) -> np.ndarray:
-    """This thread's chunk buffer for ``decoder`` (a chunk decoded into new memory each time
-    costs a page fault per 4 KiB, on dask workers, which return freed memory at once)."""
-    n, dtype = int(np.prod(decoder.chunk_shape)), decoder.table.dtype
-    buf = getattr(_THREAD, "buffer", None)
-    if buf is None or buf.size != n or buf.dtype != dtype:
-        buf = _THREAD.buffer = np.empty(n, dtype)
-    return buf
 
 
 def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ...], values: np.ndarray,
@@ -66,7 +34,9 @@ def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ..
     ``location``) as stored reads as ``values`` (its values in ``sel``), bit for bit; None
     where the array has no table decoder. ``key`` names the array's metadata (the decoder is
     built once per key and process)."""
-    decoder = _decoder(array, key) if sel else None
+    from ..zarr3.chunk_table import table_decoder
+
+    decoder = built_once(("table decoder", key), lambda: table_decoder(array.metadata, array.dtype)) if sel else None
     if decoder is None:
         return None
     chunks = decoder.chunk_shape
@@ -75,7 +45,9 @@ def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ..
     keys = [prefix + array.metadata.encode_chunk_key(c) for c in coords]
     stored = location.read_many(keys)
     fill = np.asarray(array.fill_value, dtype=decoder.table.dtype)
-    out = _scratch(decoder)
+    # (this thread's buffer: a chunk decoded into new memory each time costs a page fault per
+    # 4 KiB, on dask workers, which return freed memory at once)
+    out = scratch("migrate.readback", int(np.prod(chunks)), decoder.table.dtype)
     for c, k in zip(coords, keys):
         region = [slice(i * n, min((i + 1) * n, s.stop)) for i, n, s in zip(c, chunks, sel)]
         want = values[tuple(slice(r.start - s.start, r.stop - s.start) for r, s in zip(region, sel))]

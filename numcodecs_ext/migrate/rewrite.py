@@ -15,38 +15,28 @@ converts them first), :func:`store_run` says so and the caller writes through za
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from .runs import chunk_coords
+from .runs import built_once, chunk_coords
 
 __all__ = ["store_run"]
 
-_ENCODERS: dict[Hashable, Any] = {}
-_LOCK = threading.Lock()
-_NONE = object()
-
-
-def _encoder(array: Any, key: Hashable) -> Any:
-    """The chunk encoder of the zarr array ``array`` (None: it has none), once per ``key``."""
-    with _LOCK:
-        found = _ENCODERS.get(key)
-    if found is None:
-        from ..zarr3.chunk_encoder import chunk_encoder
-
-        found = chunk_encoder(array.metadata, array.config) or _NONE
-        with _LOCK:
-            if len(_ENCODERS) >= 16:
-                _ENCODERS.clear()
-            _ENCODERS[key] = found
-    return None if found is _NONE else found
-
 
 async def _put(store: Any, items: list[tuple[str, Any]]) -> None:
-    await asyncio.gather(*(store.set(k, b) if b is not None else store.delete(k) for k, b in items))
+    import zarr
+
+    # at most as many requests at once as zarr's own write makes (a run of small chunks can
+    # hold thousands)
+    limit = asyncio.Semaphore(max(1, int(zarr.config.get("async.concurrency") or 1)))
+
+    async def one(key: str, data: Any) -> None:
+        async with limit:
+            await (store.set(key, data) if data is not None else store.delete(key))
+
+    await asyncio.gather(*(one(k, b) for k, b in items))
 
 
 def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values: Any, *, key: Hashable) -> bool:
@@ -55,8 +45,9 @@ def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values:
     written) where it cannot be done so. ``key`` names the array's metadata. Raises what the
     codecs raise (a value or a fill value they refuse)."""
     from ..store.base import run_sync
+    from ..zarr3.chunk_encoder import chunk_encoder
 
-    encoder = _encoder(array, key) if sel else None
+    encoder = built_once(("chunk encoder", key), lambda: chunk_encoder(array.metadata, array.config)) if sel else None
     if encoder is None or not isinstance(values, np.ndarray) or values.dtype != encoder.dtype:
         return False
     chunks = encoder.chunk_shape

@@ -32,13 +32,14 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..core.blocks import scratch
 from ..store.journal import MIGRATE_JOURNAL, Journal
 from ..store.storage import Location
 from .text import error, number, region
@@ -239,13 +240,31 @@ def _first_bad_chunk(source: Any, target: Any, sel: tuple[slice, ...],
     return sel, "the run as a whole reads differently"
 
 
-_SCRATCH = threading.local()
+_BUILT: dict[Hashable, Any] = {}
+_BUILT_LOCK = threading.Lock()
+_NOTHING = object()
+
+
+def built_once(key: Hashable, build: Callable[[], Any]) -> Any:
+    """``build()``, once per ``key`` in a process (of the last 32 keys): what a task works out
+    from an array's metadata (its chunk encoder or decoder: None where it has none), which
+    every task of the array would otherwise work out again."""
+    with _BUILT_LOCK:
+        found = _BUILT.get(key)
+    if found is None:
+        found = build()
+        found = _NOTHING if found is None else found
+        with _BUILT_LOCK:
+            if len(_BUILT) >= 32:
+                _BUILT.pop(next(iter(_BUILT)))
+            _BUILT[key] = found
+    return None if found is _NOTHING else found
 
 
 def read_reusing(array: Any, sel: tuple[slice, ...], slot: str = "target") -> Any:
     """``array[sel]`` of a zarr array of fixed-size items, read into this thread's buffer
-    ``slot`` of the last shape and type it read there (the values are good until this thread's
-    next read into the slot): a run read into new memory each time costs a page fault per 4 KiB,
+    ``slot`` (:func:`~numcodecs_ext.core.blocks.scratch`: the values are good until this
+    thread's next read into the slot): a run read into new memory each time costs a page fault per 4 KiB,
     as much as its decoding."""
     import zarr
     from zarr.buffer import default_buffer_prototype
@@ -255,13 +274,9 @@ def read_reusing(array: Any, sel: tuple[slice, ...], slot: str = "target") -> An
             not isinstance(s, slice) or s.step not in (None, 1) for s in sel) or len(sel) != len(array.shape):
         return array[sel]
     shape = tuple(len(range(*s.indices(n))) for s, n in zip(sel, array.shape))
-    key = (shape, dtype.str)
-    slots = _SCRATCH.__dict__.setdefault("slots", {})
-    found = slots.get(slot)
-    if found is None or found[0] != key:
-        found = slots[slot] = (key, default_buffer_prototype().nd_buffer.from_numpy_array(np.empty(shape, dtype)))
-    array.get_basic_selection(sel, out=found[1])
-    return found[1].as_numpy_array()
+    out = scratch(f"migrate.read.{slot}", math.prod(shape), dtype).reshape(shape)
+    array.get_basic_selection(sel, out=default_buffer_prototype().nd_buffer.from_numpy_array(out))
+    return out
 
 
 def compare_run(source: Any, target: Any, sel: tuple[slice, ...], *, name: str,
