@@ -1,6 +1,7 @@
 """Verification at the speed of the copy: ``convert`` and ``migrate --rewrite``, verified (the
 default) and with ``--verify none``, against the plain copies that xarray and dask make of the
-same data, in one process and on dask LocalClusters of 1 and 2 one-thread worker processes.
+same data, in one process and on dask LocalClusters of 1, 2, 4 ... N one-thread worker processes
+(N: the machine's cores; this 2-core machine measures 1 and 2).
 
 Data: a netCDF-4 file (zlib 1, one time step per chunk) holding an int16-packed field and a
 float32 one, and a zarr v2 store of float32 packed by numcodecs FixedScaleOffset (uint16) + zstd
@@ -119,6 +120,11 @@ def migrate_jobs(v2: Path, work: Path) -> list[tuple[str, Callable[[], Any]]]:
             ("anchor: dask da.store(from_zarr(v2), v3 array)", _quiet(anchor))]
 
 
+def cluster_sizes(cores: int) -> list[int]:
+    """The LocalCluster sizes measured: 1, 2, 4 ... up to the machine's cores, and the cores."""
+    return sorted({2 ** i for i in range(cores.bit_length()) if 2 ** i <= cores} | {cores})
+
+
 @contextmanager
 def where(workers: int) -> Any:
     """This process (no cluster: threads), or a LocalCluster of ``workers`` one-thread processes."""
@@ -160,7 +166,7 @@ def run(quick: bool = False, mb: float | None = None) -> None:
               f"(int16-packed + float32, zlib 1, a time step per chunk), v2 store {v2_bytes / 1e6:.0f} MB decoded "
               f"(FixedScaleOffset u16 + zstd, 1 MiB chunks); MB/s of decoded values, best of {repeat}")
         print(f"  {'job':48} {'where':>12} {'MB/s':>7} {'x anchor':>9}")
-        for workers in (0, 1, 2):
+        for workers in (0, *cluster_sizes(os.cpu_count() or 1)):
             with where(workers) as place:
                 for jobs, size in ((convert_jobs(nc, work), nc_bytes), (migrate_jobs(v2, work), v2_bytes)):
                     seconds = timed(jobs, repeat)

@@ -72,7 +72,10 @@ class ChunkEncoder:
 
     def padded(self, values: np.ndarray) -> np.ndarray:
         """``values`` (the part of an edge chunk inside the array) in a chunk of the fill value."""
-        chunk = np.full(self.chunk_shape, self.fill_value, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+        prototype = self.steps[0][1].prototype
+        # (zarr's own padded chunk: its buffer's create, as its write makes one)
+        chunk = prototype.nd_buffer.create(shape=self.chunk_shape, dtype=self.dtype, order=self.order,
+                                           fill_value=self.fill_value).as_numpy_array()
         chunk[tuple(slice(0, n) for n in values.shape)] = values
         return chunk
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import zarr
@@ -46,6 +47,14 @@ CASES = {  # name: (dtype, create_array keywords, values(n), fill value)
     "complex, big": ("complex64", {"serializer": BytesCodec(endian="big")},
                      lambda n: (RNG.normal(size=n) + 1j * RNG.normal(size=n)).astype("c8"), 0j),
     "uint64 extremes": ("uint64", {}, lambda n: RNG.choice(np.array([0, 1, 2**64 - 1], "u8"), n), 2**64 - 1),
+    "datetime NaT": ("datetime64[s]", {}, lambda n: np.where(RNG.random(n) < 0.3, np.datetime64("NaT", "s"),
+                                                             np.datetime64("2020-01-01") + RNG.integers(0, 9, n)),
+                     np.datetime64("NaT", "s")),
+    "bfloat16 NaN": (ml_dtypes.bfloat16, {"compressors": [ZstdCodec(level=1)]},
+                     lambda n: np.where(RNG.random(n) < 0.3, np.nan, RNG.normal(0, 3, n)), 1.0),
+    "structured": ([("a", "<i2"), ("b", "<f4")], {"compressors": [ZstdCodec(level=1)]},
+                   lambda n: np.array([(i % 3, i / 4) for i in range(n)], [("a", "<i2"), ("b", "<f4")]),
+                   np.zeros((), [("a", "<i2"), ("b", "<f4")])[()]),
 }
 
 
@@ -57,6 +66,7 @@ def _chunks(arr):
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("shape,empty", [((37, 11), False), ((12, 9), True)])
 @pytest.mark.parametrize("write_empty", [False, True])
+@pytest.mark.filterwarnings("ignore:The data type")  # (zarr: structured types have no v3 spec yet)
 def test_stores_what_zarr_stores(tmp_path, case, shape, empty, write_empty):
     dtype, kwargs, make, fill = CASES[case]
     arr = zarr.create_array(tmp_path / "a.zarr", shape=shape, chunks=(4, 5), dtype=dtype, fill_value=fill,
