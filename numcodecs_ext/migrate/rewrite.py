@@ -8,8 +8,9 @@ stores none, in one concurrent round on the store zarr writes to. zarr's own wri
 chunk through its event loop and a thread hop per codec: for the chunks of a migration, that
 machinery cost as much as the encoding.
 
-Where the array has no chunk encoder, or the values are not of the array's own dtype (zarr
-converts them first), :func:`store_run` says so and the caller writes through zarr.
+Where the array has no chunk encoder, or the values are not of the array's own dtype in some
+byte order (zarr converts them first), :func:`store_run` says so and the caller writes through
+zarr. What is stored never shares memory with the values: the caller may reuse their buffer.
 """
 
 from __future__ import annotations
@@ -26,17 +27,22 @@ __all__ = ["store_run"]
 
 
 async def _put(store: Any, items: list[tuple[str, Any]]) -> None:
+    """Store (or delete, for None) every object of ``items``, at most as many at once as zarr's
+    own write (``async.concurrency``; a run of small chunks can hold thousands); returns once
+    every request has ended, and raises the first failure then (nothing lands afterwards)."""
     import zarr
 
-    # at most as many requests at once as zarr's own write makes (a run of small chunks can
-    # hold thousands)
-    limit = asyncio.Semaphore(max(1, int(zarr.config.get("async.concurrency") or 1)))
+    most = zarr.config.get("async.concurrency")
+    limit = asyncio.Semaphore(max(1, int(most)) if most else max(1, len(items)))
 
     async def one(key: str, data: Any) -> None:
         async with limit:
             await (store.set(key, data) if data is not None else store.delete(key))
 
-    await asyncio.gather(*(one(k, b) for k, b in items))
+    ended = await asyncio.gather(*(one(k, b) for k, b in items), return_exceptions=True)
+    failed = next((e for e in ended if isinstance(e, BaseException)), None)
+    if failed is not None:
+        raise failed
 
 
 def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values: Any, *, key: Hashable) -> bool:
@@ -48,8 +54,12 @@ def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values:
     from ..zarr3.chunk_encoder import chunk_encoder
 
     encoder = built_once(("chunk encoder", key), lambda: chunk_encoder(array.metadata, array.config)) if sel else None
-    if encoder is None or not isinstance(values, np.ndarray) or values.dtype != encoder.dtype:
+    if encoder is None or not isinstance(values, np.ndarray):
         return False
+    if values.dtype != encoder.dtype:
+        if values.dtype.newbyteorder("=") != encoder.dtype:  # zarr converts other types its own way
+            return False
+        values = values.astype(encoder.dtype)  # (another byte order: the same values)
     chunks = encoder.chunk_shape
     prefix = f"{path}/" if path else ""
     items = []

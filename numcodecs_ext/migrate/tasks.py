@@ -453,7 +453,9 @@ def write_run(task: WriteRun) -> WriteResult:
             values = values.astype(writer.dtype)
         try:  # (whole chunks encoded here, as zarr's write would; zarr's write where it cannot be)
             if not store_run(staged, task.array, writer, task.sel, values, key=(task.token, task.doc_key, task.doc)):
-                writer[task.sel] = values
+                # (a copy: zarr may hand the store views of the values, and some stores keep the
+                # object they are given, while this thread reads its next run into the buffer)
+                writer[task.sel] = np.array(values, copy=True) if isinstance(values, np.ndarray) else values
         except Exception as e:  # noqa: BLE001 - refused by the new codecs
             raise ToolError(f"array {task.name}: zarr refuses to write {region(task.sel)} "
                             f"through the new metadata: {error(e)}. {task.dst} holds only "

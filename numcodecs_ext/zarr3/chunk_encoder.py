@@ -59,15 +59,21 @@ class ChunkEncoder:
 
     def encode(self, chunk: np.ndarray) -> Any:
         """The bytes (a zarr Buffer) zarr stores for ``chunk``, or None where it stores none
-        (the chunk holds only the fill value and empty chunks are not written)."""
+        (the chunk holds only the fill value and empty chunks are not written). The bytes never
+        share memory with ``chunk``."""
         if chunk.shape != self.chunk_shape or chunk.dtype != self.dtype:
             raise ValueError(f"a chunk of {self.chunk_shape} {self.dtype} is needed, not {chunk.shape} {chunk.dtype}")
-        buf = self.steps[0][1].prototype.nd_buffer.from_ndarray_like(chunk)
+        prototype = self.steps[0][1].prototype
+        buf = prototype.nd_buffer.from_ndarray_like(chunk)
         if not self.write_empty and buf.all_equal(self.fill_value):
             return None
         for codec, spec in self.steps:
             # (the codec protocol's synchronous half: what every codec implements, zarr's too)
             buf = codec._encode_sync(buf, spec)
+        if np.may_share_memory(buf.as_numpy_array(), chunk):
+            # (a chain of no copying codec stores a view of the values; some stores keep the very
+            # object they are given, which must not change when the caller reuses its buffer)
+            buf = prototype.buffer.from_bytes(buf.to_bytes())
         return buf
 
     def padded(self, values: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numcodecs
 import numpy as np
+import obstore
 import pytest
 import zarr
 
@@ -53,8 +54,8 @@ def test_what_it_cannot_encode_is_left_to_zarr(tmp_path):
     assert store_run(store, "t", sharded, sel, values, key=(str(tmp_path), "sharded")) is False
     plain = zarr.create_array(tmp_path / "p.zarr", name="t", shape=(10, 7), chunks=(4, 4), dtype="float32")
     store = StagedStore(str(tmp_path / "p.zarr"))
-    # values of another byte order: zarr converts them first
-    assert store_run(store, "t", plain, sel, values.astype(">f4"), key=(str(tmp_path), "plain")) is False
+    # values of another type: zarr converts them its own way
+    assert store_run(store, "t", plain, sel, values.astype("f8"), key=(str(tmp_path), "plain")) is False
     assert _objects(tmp_path / "s.zarr") == {} and _objects(tmp_path / "p.zarr") == {}
 
 
@@ -75,3 +76,35 @@ def test_migrate_rewrite_stores_what_zarr_would(tmp_path):
     again[...] = src[...]
     assert _objects(tmp_path / "v3.zarr") == _objects(tmp_path / "again.zarr")
     assert "0.0" not in _objects(tmp_path / "v3.zarr")  # the chunk of the fill value only
+
+
+@pytest.mark.parametrize("through_zarr", [False, True])  # (True: as where the array has no chunk encoder)
+@pytest.mark.parametrize("chunks", [(1_000,), (4_000,)])  # several chunks a run, and one
+def test_runs_read_into_one_buffer_never_change_what_was_stored(tmp_path, monkeypatch, chunks, through_zarr):
+    # zarr 3.1's MemoryStore keeps the very object it is given: a chain of no copying codec
+    # stores a view of the values, which each thread reads into the same buffer run after run
+    monkeypatch.setenv("NUMCODECS_EXT_RUN_BYTES", "32000")
+    if through_zarr:
+        import numcodecs_ext.migrate.tasks as tasks
+
+        monkeypatch.setattr(tasks, "store_run", lambda *args, **kwargs: False)
+    src = zarr.storage.MemoryStore()
+    a = zarr.create_array(src, name="x", shape=(24_000,), chunks=chunks, dtype="f8", zarr_format=2,
+                          compressors=None)
+    values = np.random.default_rng(0).normal(size=a.shape)
+    a[:] = values
+    for rewrite_dst in (zarr.storage.MemoryStore(), zarr.storage.ObjectStore(obstore.store.MemoryStore())):
+        migrate(src, rewrite_dst, rewrite=True, verify="full")
+        np.testing.assert_array_equal(zarr.open_array(rewrite_dst, path="x")[:], values)
+
+
+def test_values_of_another_byte_order_are_stored_as_zarr_stores_them(tmp_path):
+    values = _values()
+    kwargs = dict(name="t", shape=(10, 7), chunks=(4, 4), dtype="float32", filters=FILTERS, fill_value=250.0)
+    by_zarr = zarr.create_array(tmp_path / "z.zarr", **kwargs)
+    by_zarr[...] = values.astype(">f4")
+    mine = zarr.create_array(tmp_path / "m.zarr", **kwargs)
+    store = StagedStore(str(tmp_path / "m.zarr"))
+    sel = (slice(0, 10), slice(0, 7))
+    assert store_run(store, "t", mine, sel, values.astype(">f4"), key=(str(tmp_path), "big")) is True
+    assert _objects(tmp_path / "m.zarr") == _objects(tmp_path / "z.zarr") != {}

@@ -128,3 +128,14 @@ def test_declines_what_zarr_writes_otherwise(tmp_path, kind):
     else:
         arr = zarr.create_array(tmp_path / "d.zarr", shape=(4,), chunks=(2,), dtype=str)
     assert chunk_encoder(arr.metadata, arr.config) is None
+
+
+def test_the_bytes_never_share_memory_with_the_chunk(tmp_path):
+    # (a chain of no copying codec: zarr's bytes codec returns a view of a C-contiguous chunk)
+    arr = zarr.create_array(tmp_path / "v.zarr", shape=(8,), chunks=(8,), dtype="float64", compressors=None)
+    encoder = chunk_encoder(arr.metadata, arr.config)
+    values = np.linspace(0, 7, 8)
+    data = encoder.encode(values)
+    assert not np.shares_memory(data.as_numpy_array(), values)
+    values[:] = -1  # the caller reuses its buffer
+    assert np.frombuffer(data.to_bytes(), "<f8").tolist() == list(np.linspace(0, 7, 8))
