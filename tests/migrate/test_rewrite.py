@@ -8,6 +8,7 @@ import numpy as np
 import obstore
 import pytest
 import zarr
+from zarr.codecs import BytesCodec
 
 from numcodecs_ext.migrate import migrate
 from numcodecs_ext.migrate.rewrite import store_run
@@ -98,9 +99,11 @@ def test_runs_read_into_one_buffer_never_change_what_was_stored(tmp_path, monkey
         np.testing.assert_array_equal(zarr.open_array(rewrite_dst, path="x")[:], values)
 
 
-def test_values_of_another_byte_order_are_stored_as_zarr_stores_them(tmp_path):
+@pytest.mark.parametrize("chain", [{"filters": FILTERS}, {"serializer": BytesCodec(endian="big")},
+                                   {"serializer": BytesCodec(endian="little"), "compressors": None}])
+def test_values_of_another_byte_order_are_stored_as_zarr_stores_them(tmp_path, chain):
     values = _values()
-    kwargs = dict(name="t", shape=(10, 7), chunks=(4, 4), dtype="float32", filters=FILTERS, fill_value=250.0)
+    kwargs = dict(name="t", shape=(10, 7), chunks=(4, 4), dtype="float32", fill_value=250.0, **chain)
     by_zarr = zarr.create_array(tmp_path / "z.zarr", **kwargs)
     by_zarr[...] = values.astype(">f4")
     mine = zarr.create_array(tmp_path / "m.zarr", **kwargs)
