@@ -27,12 +27,11 @@ class ChunkPaths:
     """Per-chunk functions by key (at most 64: when full, the oldest all go), and the keys of
     the fill values already checked."""
 
-    __slots__ = ("_fills", "_paths", "_specs")
+    __slots__ = ("_fills", "_paths")
 
     def __init__(self) -> None:
         self._paths: dict[Hashable, Any] = {}
         self._fills: set[Hashable] = set()
-        self._specs: dict[Hashable, Any] = {}
 
     def get(self, key: Hashable) -> Any:
         """The function kept for ``key``, or None."""
@@ -46,16 +45,10 @@ class ChunkPaths:
         return path
 
     def resolved(self, key: Hashable, resolve: Callable[[], Any]) -> Any:
-        """``resolve()``, worked out once for ``key`` (at most 64 kept; an error is not kept)."""
-        try:
-            return self._specs[key]
-        except KeyError:
-            pass
-        value = resolve()
-        if len(self._specs) >= 64:
-            self._specs.clear()
-        self._specs[key] = value
-        return value
+        """``resolve()`` (not None), worked out once for ``key``, kept as the functions are (an
+        error is not kept)."""
+        found = self.get(("resolved", key))
+        return found if found is not None else self.keep(("resolved", key), resolve())
 
     def check_fill_once(self, key: Hashable, check: Callable[[], Any]) -> None:
         """Run ``check`` unless it passed before for ``key``."""

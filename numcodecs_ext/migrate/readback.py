@@ -15,6 +15,7 @@ read would fail.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from typing import Any
 
@@ -23,7 +24,7 @@ import numpy as np
 from ..core.blocks import scratch
 from ..store.faults import ObjectNotFound
 from ..store.storage import Location
-from .runs import built_once, chunk_coords, same_values
+from .runs import built_once, same_values, stored_chunks
 
 __all__ = ["prove_stored"]
 
@@ -39,25 +40,21 @@ def prove_stored(location: Location, path: str, array: Any, sel: tuple[slice, ..
     decoder = built_once(("table decoder", key), lambda: table_decoder(array.metadata, array.dtype)) if sel else None
     if decoder is None:
         return None
-    chunks = decoder.chunk_shape
-    prefix = f"{path}/" if path else ""
-    coords = list(chunk_coords(sel, list(chunks)))
-    keys = [prefix + array.metadata.encode_chunk_key(c) for c in coords]
-    stored = location.read_many(keys)
+    chunks = list(stored_chunks(array.metadata, path, sel, decoder.chunk_shape))
+    stored = location.read_many([k for k, _ in chunks])
     fill = np.asarray(array.fill_value, dtype=decoder.table.dtype)
     # (this thread's buffer: a chunk decoded into new memory each time costs a page fault per
     # 4 KiB, on dask workers, which return freed memory at once)
-    out = scratch("migrate.readback", int(np.prod(chunks)), decoder.table.dtype)
-    for c, k in zip(coords, keys):
-        region = [slice(i * n, min((i + 1) * n, s.stop)) for i, n, s in zip(c, chunks, sel)]
-        want = values[tuple(slice(r.start - s.start, r.stop - s.start) for r, s in zip(region, sel))]
+    out = scratch("migrate.readback", math.prod(decoder.chunk_shape), decoder.table.dtype)
+    for k, local in chunks:
+        want = values[local]
         data = stored.get(k)
         if isinstance(data, ObjectNotFound):
             got = np.full(want.shape, fill)
         elif isinstance(data, (bytes, bytearray, memoryview)):
-            inside = tuple(slice(0, r.stop - r.start) for r in region)
             try:
-                got = decoder.decode(data if isinstance(data, bytes) else bytes(data), out)[inside]
+                got = decoder.decode(data if isinstance(data, bytes) else bytes(data), out)[
+                    tuple(slice(0, n) for n in want.shape)]
             except Exception:  # noqa: BLE001 - zarr's read says what is wrong
                 return False
         else:

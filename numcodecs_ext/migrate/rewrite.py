@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .runs import built_once, chunk_coords
+from .runs import built_once, stored_chunks
 
 __all__ = ["store_run"]
 
@@ -60,14 +60,11 @@ def store_run(store: Any, path: str, array: Any, sel: tuple[slice, ...], values:
         if values.dtype.newbyteorder("=") != encoder.dtype:  # zarr converts other types its own way
             return False
         values = values.astype(encoder.dtype)  # (another byte order: the same values)
-    chunks = encoder.chunk_shape
-    prefix = f"{path}/" if path else ""
     items = []
-    for c in chunk_coords(sel, list(chunks)):
-        local = tuple(slice(i * n - s.start, min((i + 1) * n, s.stop) - s.start) for i, n, s in zip(c, chunks, sel))
+    for name, local in stored_chunks(array.metadata, path, sel, encoder.chunk_shape):
         chunk = values[local]
-        if chunk.shape != chunks:  # an edge chunk of the array
+        if chunk.shape != encoder.chunk_shape:  # an edge chunk of the array
             chunk = encoder.padded(chunk)
-        items.append((prefix + array.metadata.encode_chunk_key(c), encoder.encode(chunk)))
+        items.append((name, encoder.encode(chunk)))
     run_sync(_put(store, items))
     return True

@@ -160,6 +160,16 @@ def chunk_coords(sel: tuple[slice, ...], chunks: list[int]) -> Iterator[tuple[in
     yield from itertools.product(*ranges)
 
 
+def stored_chunks(metadata: Any, path: str, sel: tuple[slice, ...], chunks: tuple[int, ...]
+                  ) -> Iterator[tuple[str, tuple[slice, ...]]]:
+    """(object key, its part of the run relative to ``sel``) for every chunk of the chunk-aligned
+    run ``sel`` of the zarr array at ``path`` (``metadata``: its own; ``chunks``: its chunk shape)."""
+    prefix = f"{path}/" if path else ""
+    for c in chunk_coords(sel, list(chunks)):
+        yield (prefix + metadata.encode_chunk_key(c),
+               tuple(slice(i * n - s.start, min((i + 1) * n, s.stop) - s.start) for i, n, s in zip(c, chunks, sel)))
+
+
 def values_in(sel: tuple[slice, ...]) -> int:
     return math.prod(s.stop - s.start for s in sel) if sel else 1
 

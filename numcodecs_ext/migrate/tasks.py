@@ -33,7 +33,6 @@ True
 from __future__ import annotations
 
 import math
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, nullcontext
@@ -48,7 +47,7 @@ from ..store.storage import Location
 from ..store.verifying import VerifyPlan
 from .readback import prove_stored
 from .rewrite import store_run
-from .runs import View, chunk_coords, compare_run, read_reusing, quiet, run_shape, runs, values_in
+from .runs import View, built_once, chunk_coords, compare_run, read_reusing, quiet, run_shape, runs, values_in
 from .text import error, region
 
 __all__ = ["Compare", "Outcome", "Pair", "Recording", "Runner", "WriteRun", "chosen_for", "compare_arrays",
@@ -121,11 +120,6 @@ class Runner:
 
 # -- arrays opened once per worker and command -------------------------------------------------------
 
-_OPENED: dict[tuple[Any, ...], Any] = {}
-_OPENED_LOCK = threading.Lock()
-_OPENED_MOST = 32
-
-
 def _view_key(view: View, token: str) -> tuple[Any, ...]:
     return (token, view.location.identity, view.path, view.zarr_format, tuple(sorted(view.staged.items())))
 
@@ -135,17 +129,7 @@ def open_view(view: View, token: str) -> Any:
     task then costs no metadata request."""
     if view.writable:
         return view.open()
-    key = _view_key(view, token)
-    with _OPENED_LOCK:
-        found = _OPENED.get(key)
-    if found is not None:
-        return found
-    array = view.open()
-    with _OPENED_LOCK:
-        while len(_OPENED) >= _OPENED_MOST:
-            _OPENED.pop(next(iter(_OPENED)))
-        _OPENED[key] = array
-    return array
+    return built_once(("view", *_view_key(view, token)), view.open)
 
 
 # -- which chunks a sample reads ----------------------------------------------------------------------
@@ -438,6 +422,7 @@ def write_run(task: WriteRun) -> WriteResult:
                 return result
         return result
     staged = Recording(task.dst, _staged={task.doc_key: task.doc})
+    metadata = (task.token, task.doc_key, task.doc)  # (names the new metadata in this process)
     import zarr
 
     with quiet():
@@ -452,7 +437,7 @@ def write_run(task: WriteRun) -> WriteResult:
             # endian field read back byte-swapped): numpy converts field by field
             values = values.astype(writer.dtype)
         try:  # (whole chunks encoded here, as zarr's write would; zarr's write where it cannot be)
-            if not store_run(staged, task.array, writer, task.sel, values, key=(task.token, task.doc_key, task.doc)):
+            if not store_run(staged, task.array, writer, task.sel, values, key=metadata):
                 # (a copy: zarr may hand the store views of the values, and some stores keep the
                 # object they are given, while this thread reads its next run into the buffer)
                 writer[task.sel] = np.array(values, copy=True) if isinstance(values, np.ndarray) else values
@@ -466,7 +451,7 @@ def write_run(task: WriteRun) -> WriteResult:
         want = values[local] if sel else values
         # the stored objects read back and decoded as zarr decodes them; zarr's own read where
         # that cannot be done, or where anything differs (it says where and how)
-        proved = prove_stored(task.dst, task.array, writer, sel, want, key=(task.token, task.doc_key, task.doc))
+        proved = prove_stored(task.dst, task.array, writer, sel, want, key=metadata)
         why = None if proved else compare_run(source, writer, sel, name=task.name, values=want)
         result.checked += sum(1 for _ in chunk_coords(sel, chunks))
         if why is not None:

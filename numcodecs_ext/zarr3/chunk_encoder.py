@@ -50,12 +50,12 @@ __all__ = ["ChunkEncoder", "chunk_encoder"]
 class ChunkEncoder:
     """Encodes one whole chunk (the array's dtype and chunk shape) into the bytes zarr stores."""
 
-    chunk_shape: tuple[int, ...]
     dtype: np.dtype  # of the chunks (native byte order, as zarr hands them to the first codec)
-    fill_value: Any  # the array's, as zarr compares and pads with it
-    order: str  # the memory order zarr gives a padded chunk
-    write_empty: bool  # store chunks that hold only the fill value
     steps: tuple[tuple[Any, Any], ...]  # each codec with the chunk spec zarr gives it
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        return tuple(self.steps[0][1].shape)
 
     def encode(self, chunk: np.ndarray) -> Any:
         """The bytes (a zarr Buffer) zarr stores for ``chunk``, or None where it stores none
@@ -63,9 +63,10 @@ class ChunkEncoder:
         share memory with ``chunk``."""
         if chunk.shape != self.chunk_shape or chunk.dtype != self.dtype:
             raise ValueError(f"a chunk of {self.chunk_shape} {self.dtype} is needed, not {chunk.shape} {chunk.dtype}")
-        prototype = self.steps[0][1].prototype
+        spec = self.steps[0][1]  # (the array's fill value and configuration, as zarr's write sees them)
+        prototype = spec.prototype
         buf = prototype.nd_buffer.from_ndarray_like(chunk)
-        if not self.write_empty and buf.all_equal(self.fill_value):
+        if not spec.config.write_empty_chunks and buf.all_equal(spec.fill_value):
             return None
         for codec, spec in self.steps:
             # (the codec protocol's synchronous half: what every codec implements, zarr's too)
@@ -78,10 +79,10 @@ class ChunkEncoder:
 
     def padded(self, values: np.ndarray) -> np.ndarray:
         """``values`` (the part of an edge chunk inside the array) in a chunk of the fill value."""
-        prototype = self.steps[0][1].prototype
+        spec = self.steps[0][1]
         # (zarr's own padded chunk: its buffer's create, as its write makes one)
-        chunk = prototype.nd_buffer.create(shape=self.chunk_shape, dtype=self.dtype, order=self.order,
-                                           fill_value=self.fill_value).as_numpy_array()
+        chunk = spec.prototype.nd_buffer.create(shape=spec.shape, dtype=self.dtype, order=spec.config.order,
+                                                fill_value=spec.fill_value).as_numpy_array()
         chunk[tuple(slice(0, n) for n in values.shape)] = values
         return chunk
 
@@ -114,6 +115,4 @@ def chunk_encoder(metadata: Any, config: Any = None) -> ChunkEncoder | None:
             spec = codec.resolve_metadata(spec)
     except Exception:  # noqa: BLE001 - anything zarr would resolve otherwise: its own write
         return None
-    first = steps[0][1]
-    return ChunkEncoder(tuple(first.shape), dtype, first.fill_value, first.config.order,
-                        bool(first.config.write_empty_chunks), tuple(steps))
+    return ChunkEncoder(dtype, tuple(steps))
